@@ -1,0 +1,222 @@
+// Package config reads herald's settings from the environment, validates all
+// of them at once and keeps secrets out of anything that prints a Config.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting herald runs with. Build it with Load.
+type Config struct {
+	DiscordToken    Secret
+	DiscordAppID    string
+	DiscordAPI      string // REST base URL, e.g. https://discord.com/api/v10
+	DatabaseURL     DatabaseURL
+	HTTPAddr        string
+	LogFormat       string // text or json
+	LogLevel        slog.Level
+	AutoMigrate     bool
+	ShutdownTimeout time.Duration
+	Lanes           LaneWorkers
+}
+
+// LaneWorkers is the worker count of each River lane (see internal/work).
+type LaneWorkers struct {
+	Interactive int
+	Events      int
+	Sync        int
+	Background  int
+}
+
+// Lookup reads one environment variable; os.LookupEnv in production, a map
+// in tests.
+type Lookup func(key string) (string, bool)
+
+// Setting is the public description of one environment variable.
+type Setting struct {
+	Key      string
+	Default  string
+	Required bool
+	Help     string
+	// RunOnly marks settings only `herald run` needs; `herald migrate`
+	// works without them so a migration job carries no bot token.
+	RunOnly bool
+}
+
+// setting adds how a variable is parsed into the Config. One table gives
+// Load and the usage text (Settings) the same source.
+type setting struct {
+	Setting
+	parse func(c *Config, v string) error
+}
+
+// Settings lists every variable Load reads, in documentation order.
+func Settings() []Setting {
+	out := make([]Setting, 0, len(settings))
+	for _, s := range settings {
+		out = append(out, s.Setting)
+	}
+	return out
+}
+
+var settings = []setting{
+	{Setting: Setting{Key: "DISCORD_TOKEN", Required: true, RunOnly: true, Help: "bot token (secret)"}, parse: func(c *Config, v string) error {
+		v = strings.TrimPrefix(v, "Bot ")
+		if strings.ContainsAny(v, " \t\r\n") {
+			return errors.New("must not contain whitespace")
+		}
+		c.DiscordToken = Secret(v)
+		return nil
+	}},
+	{Setting: Setting{Key: "DISCORD_APP_ID", Required: true, RunOnly: true, Help: "application id (a snowflake)"}, parse: func(c *Config, v string) error {
+		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
+			return fmt.Errorf("must be a numeric snowflake, got %q", v)
+		}
+		c.DiscordAppID = v
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_DISCORD_API", Default: "https://discord.com/api/v10", Help: "Discord REST base URL (the simulator's in tests and the demo)"}, parse: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("must be an http(s) URL, got %q", v)
+		}
+		if u.User != nil {
+			return errors.New("must not carry credentials")
+		}
+		c.DiscordAPI = strings.TrimSuffix(v, "/")
+		return nil
+	}},
+	{Setting: Setting{Key: "DATABASE_URL", Default: "postgres://postgres@127.0.0.1:5432/herald?sslmode=disable", Help: "Postgres connection URL (its password is a secret)"}, parse: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil {
+			return errors.New("is not a valid URL") // the parse error would echo the password
+		}
+		if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+			return fmt.Errorf("must start with postgres://, got scheme %q", u.Scheme)
+		}
+		c.DatabaseURL = DatabaseURL(v)
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_HTTP_ADDR", Default: "127.0.0.1:8080", Help: "admin HTTP server: /healthz, /readyz, /metrics"}, parse: func(c *Config, v string) error {
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return fmt.Errorf("must be host:port, got %q", v)
+		}
+		c.HTTPAddr = v
+		return nil
+	}},
+	{Setting: Setting{Key: "LOG_FORMAT", Default: "text", Help: "text (coloured on a terminal) or json"}, parse: func(c *Config, v string) error {
+		if v != "text" && v != "json" {
+			return fmt.Errorf("must be text or json, got %q", v)
+		}
+		c.LogFormat = v
+		return nil
+	}},
+	{Setting: Setting{Key: "LOG_LEVEL", Default: "info", Help: "debug, info, warn or error"}, parse: func(c *Config, v string) error {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			return fmt.Errorf("must be debug, info, warn or error, got %q", v)
+		}
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_AUTO_MIGRATE", Default: "false", Help: "apply migrations when `herald run` starts"}, parse: func(c *Config, v string) (err error) {
+		c.AutoMigrate, err = strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("must be true or false, got %q", v)
+		}
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_SHUTDOWN_TIMEOUT", Default: "30s", Help: "how long running jobs may finish after SIGTERM"}, parse: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("must be a positive duration such as 30s, got %q", v)
+		}
+		c.ShutdownTimeout = d
+		return nil
+	}},
+	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *LaneWorkers) *int { return &l.Interactive }),
+	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *LaneWorkers) *int { return &l.Events }),
+	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *LaneWorkers) *int { return &l.Sync }),
+	workers("HERALD_WORKERS_BACKGROUND", "2", "decorative views; droppable", func(l *LaneWorkers) *int { return &l.Background }),
+}
+
+func workers(key, def, help string, field func(*LaneWorkers) *int) setting {
+	return setting{Setting: Setting{Key: key, Default: def, Help: "workers in this lane: " + help}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			return fmt.Errorf("must be a whole number from 1 to 10000, got %q", v)
+		}
+		*field(&c.Lanes) = n
+		return nil
+	}}
+}
+
+// Load reads every setting, applies defaults and returns one error listing
+// every problem, so an operator fixes a bad environment in one round.
+func Load(lookup Lookup) (Config, error) { return load(lookup, true) }
+
+// LoadForMigrate is Load without the settings only `herald run` needs.
+func LoadForMigrate(lookup Lookup) (Config, error) { return load(lookup, false) }
+
+func load(lookup Lookup, run bool) (Config, error) {
+	var c Config
+	var problems []error
+	for _, s := range settings {
+		if s.RunOnly && !run {
+			continue
+		}
+		v, ok := lookup(s.Key)
+		v = strings.TrimSpace(v)
+		if !ok || v == "" {
+			if s.Required {
+				problems = append(problems, fmt.Errorf("%s is required (%s)", s.Key, s.Help))
+				continue
+			}
+			v = s.Default
+		}
+		if err := s.parse(&c, v); err != nil {
+			problems = append(problems, fmt.Errorf("%s %w", s.Key, err))
+		}
+	}
+	if len(problems) > 0 {
+		return Config{}, &Error{Problems: problems}
+	}
+	return c, nil
+}
+
+// Error lists every configuration problem found by Load.
+type Error struct{ Problems []error }
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid configuration (%d problems):", len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  - ")
+		b.WriteString(p.Error())
+	}
+	return b.String()
+}
+
+// LogValue lets slog print a Config with every secret redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("discord_token", c.DiscordToken.String()),
+		slog.String("discord_app_id", c.DiscordAppID),
+		slog.String("discord_api", c.DiscordAPI),
+		slog.String("database_url", c.DatabaseURL.String()),
+		slog.String("http_addr", c.HTTPAddr),
+		slog.String("log_format", c.LogFormat),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.Bool("auto_migrate", c.AutoMigrate),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Int("workers_interactive", c.Lanes.Interactive),
+		slog.Int("workers_events", c.Lanes.Events),
+		slog.Int("workers_sync", c.Lanes.Sync),
+		slog.Int("workers_background", c.Lanes.Background),
+	)
+}

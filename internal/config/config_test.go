@@ -1,0 +1,148 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+const token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.very-secret-token-value"
+
+func env(m map[string]string) Lookup {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "123456789012345678"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DiscordToken.Reveal() != token || c.DiscordAppID != "123456789012345678" {
+		t.Errorf("token/app id not read: %q %q", c.DiscordToken.Reveal(), c.DiscordAppID)
+	}
+	if c.DiscordAPI != "https://discord.com/api/v10" || c.HTTPAddr != "127.0.0.1:8080" || c.LogFormat != "text" ||
+		c.LogLevel != slog.LevelInfo || c.AutoMigrate || c.ShutdownTimeout != 30*time.Second {
+		t.Errorf("unexpected defaults: %+v", c)
+	}
+	if c.Lanes != (LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2}) {
+		t.Errorf("lane defaults = %+v", c.Lanes)
+	}
+}
+
+func TestLoadOverrides(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"DISCORD_TOKEN": "Bot " + token, "DISCORD_APP_ID": "42",
+		"HERALD_DISCORD_API": "http://127.0.0.1:7000/api/v10/", "DATABASE_URL": "postgresql://u:pw@db:5432/h",
+		"HERALD_HTTP_ADDR": ":9090", "LOG_FORMAT": "json", "LOG_LEVEL": "debug", "HERALD_AUTO_MIGRATE": "true",
+		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_WORKERS_INTERACTIVE": "7", "HERALD_WORKERS_BACKGROUND": "1",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DiscordToken.Reveal() != token {
+		t.Errorf("the Bot prefix should be stripped, got %q", c.DiscordToken.Reveal())
+	}
+	if c.DiscordAPI != "http://127.0.0.1:7000/api/v10" || c.HTTPAddr != ":9090" || c.LogFormat != "json" ||
+		c.LogLevel != slog.LevelDebug || !c.AutoMigrate || c.ShutdownTimeout != 5*time.Second ||
+		c.Lanes.Interactive != 7 || c.Lanes.Background != 1 || c.Lanes.Events != 10 {
+		t.Errorf("overrides not applied: %+v", c)
+	}
+	if c.DatabaseURL.Reveal() != "postgresql://u:pw@db:5432/h" {
+		t.Errorf("database url = %q", c.DatabaseURL.Reveal())
+	}
+}
+
+// A bad environment is reported in one error naming every problem, and the
+// token never appears in it.
+func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
+	_, err := Load(env(map[string]string{
+		"DISCORD_TOKEN": token + " x", "DISCORD_APP_ID": "not-a-number",
+		"HERALD_DISCORD_API": "ftp://x", "DATABASE_URL": "mysql://root:hunter2@db/x",
+		"HERALD_HTTP_ADDR": "8080", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud", "HERALD_AUTO_MIGRATE": "maybe",
+		"HERALD_SHUTDOWN_TIMEOUT": "-1s", "HERALD_WORKERS_INTERACTIVE": "0", "HERALD_WORKERS_EVENTS": "many",
+		"HERALD_WORKERS_SYNC": "5", "HERALD_WORKERS_BACKGROUND": "99999",
+	}))
+	var cerr *Error
+	if !errors.As(err, &cerr) {
+		t.Fatalf("want *config.Error, got %v", err)
+	}
+	wantKeys := []string{"DISCORD_TOKEN", "DISCORD_APP_ID", "HERALD_DISCORD_API", "DATABASE_URL", "HERALD_HTTP_ADDR",
+		"LOG_FORMAT", "LOG_LEVEL", "HERALD_AUTO_MIGRATE", "HERALD_SHUTDOWN_TIMEOUT", "HERALD_WORKERS_INTERACTIVE",
+		"HERALD_WORKERS_EVENTS", "HERALD_WORKERS_BACKGROUND"}
+	if len(cerr.Problems) != len(wantKeys) {
+		t.Errorf("got %d problems, want %d:\n%v", len(cerr.Problems), len(wantKeys), err)
+	}
+	msg := err.Error()
+	for _, k := range wantKeys {
+		if !strings.Contains(msg, k) {
+			t.Errorf("error does not name %s:\n%s", k, msg)
+		}
+	}
+	for _, secret := range []string{token, "hunter2"} {
+		if strings.Contains(msg, secret) {
+			t.Errorf("error leaks a secret %q:\n%s", secret, msg)
+		}
+	}
+}
+
+func TestLoadMissingRequired(t *testing.T) {
+	_, err := Load(env(map[string]string{"DISCORD_TOKEN": "  "}))
+	if err == nil || !strings.Contains(err.Error(), "DISCORD_TOKEN is required") || !strings.Contains(err.Error(), "DISCORD_APP_ID is required") {
+		t.Fatalf("want both required settings named, got %v", err)
+	}
+}
+
+// Every way a Config can be printed keeps the token and the database password out.
+func TestConfigPrintsRedacted(t *testing.T) {
+	c, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1", "DATABASE_URL": "postgres://herald:hunter2@db:5432/herald"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("config", "config", c, "token", c.DiscordToken, "db", c.DatabaseURL)
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("config", "config", c)
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := []string{logs.String(), string(js), fmt.Sprintf("%v %+v %#v %s", c, c, c, c.DiscordToken)}
+	for _, out := range printed {
+		if strings.Contains(out, "very-secret") || strings.Contains(out, "hunter2") {
+			t.Errorf("secret printed: %s", out)
+		}
+	}
+	if !strings.Contains(logs.String(), "postgres://herald:xxxxx@db:5432/herald") {
+		t.Errorf("database url should stay readable with its password masked: %s", logs.String())
+	}
+}
+
+func TestSettingsDocumentEveryVariable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Settings() {
+		if s.Help == "" || seen[s.Key] {
+			t.Errorf("setting %s: empty help or listed twice", s.Key)
+		}
+		seen[s.Key] = true
+	}
+	if len(seen) != 13 {
+		t.Errorf("got %d settings, want 13", len(seen))
+	}
+}
+
+func TestLoadForMigrateNeedsNoDiscordSettings(t *testing.T) {
+	c, err := LoadForMigrate(env(map[string]string{"DATABASE_URL": "postgres://db/h", "LOG_FORMAT": "json"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL.Reveal() != "postgres://db/h" || c.LogFormat != "json" || c.DiscordToken != "" {
+		t.Errorf("config = %+v", c)
+	}
+	if _, err := LoadForMigrate(env(map[string]string{"DATABASE_URL": "mysql://db"})); err == nil {
+		t.Error("a bad DATABASE_URL must still be rejected")
+	}
+}

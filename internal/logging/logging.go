@@ -1,0 +1,31 @@
+// Package logging builds herald's one slog logger: tint for people at a
+// terminal, JSON for log collectors.
+package logging
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"golang.org/x/term"
+)
+
+// New returns a logger writing to w. format is "json" or "text"; text is
+// coloured only when w is a terminal, so piped logs stay free of escape codes.
+func New(w io.Writer, format string, level slog.Leveler) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	}
+	return slog.New(tint.NewHandler(w, &tint.Options{
+		Level:      level,
+		TimeFormat: time.TimeOnly,
+		NoColor:    !isTerminal(w),
+	}))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
