@@ -1,0 +1,219 @@
+package pgtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Cluster is a private PostgreSQL server in a temporary directory, for tests
+// that must stop and restart Postgres. The machine's shared server is never
+// touched.
+type Cluster struct {
+	bin  string // directory holding initdb, pg_ctl and postgres
+	dir  string // temporary root: data directory, log file and socket
+	cred *syscall.Credential
+	port int // fixed once started, so URL survives Stop and Start
+}
+
+// StartCluster initialises and starts a throwaway cluster from binaries on
+// PATH or under /usr/lib/postgresql/*/bin, and removes it in t.Cleanup.
+// It takes a few seconds; use it only where Postgres must go away.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	dir, ok := findBinDir(os.Getenv("PATH"), []string{binGlob})
+	if !ok {
+		t.Fatalf("pgtest: initdb, pg_ctl and postgres are neither on PATH nor under %s; install PostgreSQL (Debian/Ubuntu: apt-get install postgresql)", binGlob)
+	}
+	c, err := newCluster(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.destroy(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// URL returns the address of the cluster's postgres database as the
+// postgres superuser (trust authentication, no password).
+func (c *Cluster) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+}
+
+// Stop shuts the server down, ending every connection; the data stays.
+func (c *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	if err := c.stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Start starts a stopped server again on the same port, so URL stays valid.
+func (c *Cluster) Start(t testing.TB) {
+	t.Helper()
+	if err := c.start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newCluster(ctx context.Context, binDir string) (*Cluster, error) {
+	cred, err := serverCredential()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: create cluster directory: %w", err)
+	}
+	c := &Cluster{bin: binDir, dir: dir, cred: cred}
+	if err := c.init(ctx); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	// A port picked here may be taken by another process before the server
+	// binds it, so a bind failure is retried with a fresh port.
+	for attempt := 0; ; attempt++ {
+		if c.port, err = freePort(); err != nil {
+			return nil, errors.Join(err, os.RemoveAll(dir))
+		}
+		err = c.start(ctx)
+		if err == nil {
+			return c, nil
+		}
+		if attempt == 2 || !strings.Contains(err.Error(), "could not bind") {
+			return nil, errors.Join(err, os.RemoveAll(dir))
+		}
+	}
+}
+
+// serverCredential returns whom to run the server as: initdb and postgres
+// refuse to run as root, so as root they run as the postgres user (or
+// nobody); otherwise as the current user.
+func serverCredential() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	var errs []error
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		uid, err := strconv.ParseUint(u.Uid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("pgtest: user %s: uid %q: %w", name, u.Uid, err)
+		}
+		gid, err := strconv.ParseUint(u.Gid, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("pgtest: user %s: gid %q: %w", name, u.Gid, err)
+		}
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	}
+	return nil, fmt.Errorf("pgtest: running as root, and PostgreSQL refuses to run as root, but no unprivileged user to run it as was found: %w", errors.Join(errs...))
+}
+
+func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
+func (c *Cluster) logFile() string { return filepath.Join(c.dir, "postgres.log") }
+
+func (c *Cluster) init(ctx context.Context) error {
+	if c.cred != nil {
+		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return fmt.Errorf("pgtest: hand cluster directory to uid %d: %w", c.cred.Uid, err)
+		}
+	}
+	if err := c.run(ctx, "initdb", "-D", c.dataDir(), "-U", "postgres", "-A", "trust",
+		"-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
+		return err
+	}
+	// Durability is worthless for a cluster deleted after the tests, and
+	// dropping it makes CREATE DATABASE and commits much faster.
+	conf := fmt.Sprintf("\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\n"+
+		"fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n",
+		strings.ReplaceAll(c.dir, "'", "''"))
+	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("pgtest: configure cluster: %w", err)
+	}
+	_, err = f.WriteString(conf)
+	return errors.Join(err, f.Close())
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", c.dataDir(), "-l", c.logFile(),
+		"-o", "-p "+strconv.Itoa(c.port))
+	if err != nil {
+		return fmt.Errorf("%w; server log:\n%s", err, c.logTail())
+	}
+	return nil
+}
+
+func (c *Cluster) stop(ctx context.Context) error {
+	return c.run(ctx, "pg_ctl", "stop", "-w", "-t", "60", "-m", "fast", "-D", c.dataDir())
+}
+
+// destroy stops the server if it runs and deletes every file of the cluster.
+func (c *Cluster) destroy(ctx context.Context) error {
+	var stopErr error
+	if _, err := os.Stat(filepath.Join(c.dataDir(), "postmaster.pid")); err == nil {
+		stopErr = c.stop(ctx)
+	}
+	return errors.Join(stopErr, os.RemoveAll(c.dir))
+}
+
+// run executes one of the cluster's binaries as the server user. Its output
+// goes into the error because it is what explains a failure.
+func (c *Cluster) run(ctx context.Context, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, name), args...)
+	cmd.Dir = c.dir
+	if c.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		as := "the current user"
+		if c.cred != nil {
+			as = fmt.Sprintf("uid %d", c.cred.Uid)
+		}
+		return fmt.Errorf("pgtest: %s %s (as %s) failed: %w\n%s", name, strings.Join(args, " "), as, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// logTail returns the end of the server log, where start failures explain
+// themselves.
+func (c *Cluster) logTail() string {
+	b, err := os.ReadFile(c.logFile())
+	if err != nil {
+		return err.Error()
+	}
+	const limit = 2000
+	if len(b) > limit {
+		b = b[len(b)-limit:]
+	}
+	return string(b)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pgtest: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

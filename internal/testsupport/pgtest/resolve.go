@@ -1,0 +1,134 @@
+package pgtest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const (
+	// defaultURL is the machine's shared server as a developer or CI usually
+	// runs it: trust authentication for the postgres user on localhost.
+	defaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	// binGlob is where Debian and Ubuntu install the server binaries, which
+	// are not on PATH there.
+	binGlob = "/usr/lib/postgresql/*/bin"
+)
+
+// resolver decides which server a test process uses. Its inputs are fields
+// so tests can exercise every branch without touching the real environment.
+type resolver struct {
+	getenv       func(string) string
+	defaultURL   string
+	binGlobs     []string
+	probeTimeout time.Duration
+	startCluster func(ctx context.Context, binDir string) (*Cluster, error)
+}
+
+func systemResolver() resolver {
+	return resolver{
+		getenv:       os.Getenv,
+		defaultURL:   defaultURL,
+		binGlobs:     []string{binGlob},
+		probeTimeout: 2 * time.Second,
+		startCluster: newCluster,
+	}
+}
+
+// resolve returns the URL of a server where databases may be created and, if
+// it had to start one, the throwaway cluster serving it.
+func (r resolver) resolve(ctx context.Context) (string, *Cluster, error) {
+	if u := r.getenv("DATABASE_URL"); u != "" {
+		// An explicit choice is never silently replaced by another server.
+		if err := probe(ctx, u, r.probeTimeout); err != nil {
+			return "", nil, fmt.Errorf("pgtest: DATABASE_URL is set but its server does not answer: %w", err)
+		}
+		return u, nil, nil
+	}
+	probeErr := probe(ctx, r.defaultURL, r.probeTimeout)
+	if probeErr == nil {
+		return r.defaultURL, nil, nil
+	}
+	dir, ok := findBinDir(r.getenv("PATH"), r.binGlobs)
+	if !ok {
+		return "", nil, fmt.Errorf("pgtest: no PostgreSQL to test against: DATABASE_URL is unset, "+
+			"the default server did not answer (%v), and initdb, pg_ctl and postgres are neither on PATH nor under %s. "+
+			"Install PostgreSQL 13 or newer (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server; "+
+			"macOS: brew install postgresql) or set DATABASE_URL to a server where you may create databases",
+			probeErr, strings.Join(r.binGlobs, ", "))
+	}
+	c, err := r.startCluster(ctx, dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("pgtest: the default server did not answer (%v) and a throwaway cluster from %s did not start: %w", probeErr, dir, err)
+	}
+	return c.URL(), c, nil
+}
+
+// probe connects once; pgx's errors name host, user and database but never
+// the password.
+func probe(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
+}
+
+// binaries are what a throwaway cluster needs from one installation.
+var binaries = []string{"initdb", "pg_ctl", "postgres"}
+
+// findBinDir returns the first directory holding all binaries: PATH first,
+// then the glob matches, newest major version first.
+func findBinDir(path string, globs []string) (string, bool) {
+	var dirs []string
+	for _, d := range filepath.SplitList(path) {
+		if d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, g := range globs {
+		matches, _ := filepath.Glob(g)
+		slices.SortStableFunc(matches, func(a, b string) int {
+			return cmp.Compare(majorVersion(b), majorVersion(a))
+		})
+		dirs = append(dirs, matches...)
+	}
+	for _, d := range dirs {
+		if hasBinaries(d) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// majorVersion reads "15" from ".../postgresql/15/bin" and "9" from
+// ".../9.6/bin"; anything else sorts last.
+func majorVersion(binDir string) int {
+	v := filepath.Base(filepath.Dir(binDir))
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+func hasBinaries(dir string) bool {
+	for _, name := range binaries {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,187 @@
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// unreachableURL points at a port that was just free, so connecting is
+// refused at once.
+func unreachableURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "postgres://postgres:sekret@" + addr + "/postgres?sslmode=disable"
+}
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// noCluster fails the test if the resolver tries to start a cluster.
+func noCluster(t *testing.T) func(context.Context, string) (*Cluster, error) {
+	return func(_ context.Context, dir string) (*Cluster, error) {
+		t.Errorf("resolver started a cluster from %s", dir)
+		return nil, errors.New("no cluster expected")
+	}
+}
+
+func TestResolveHonoursDatabaseURL(t *testing.T) {
+	t.Parallel()
+	want := URL(t)
+	r := resolver{
+		getenv:       env(map[string]string{"DATABASE_URL": want}),
+		defaultURL:   unreachableURL(t),
+		probeTimeout: 5 * time.Second,
+		startCluster: noCluster(t),
+	}
+	got, c, err := r.resolve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || c != nil {
+		t.Fatalf("resolve = %q, %v; want %q and no cluster", got, c, want)
+	}
+}
+
+func TestResolveUnreachableDatabaseURLFailsWithoutPassword(t *testing.T) {
+	t.Parallel()
+	r := resolver{
+		getenv:       env(map[string]string{"DATABASE_URL": unreachableURL(t)}),
+		defaultURL:   defaultURL,
+		probeTimeout: 5 * time.Second,
+		startCluster: noCluster(t),
+	}
+	_, _, err := r.resolve(t.Context())
+	if err == nil {
+		t.Fatal("resolve succeeded with an unreachable DATABASE_URL, want an error rather than falling back")
+	}
+	if !strings.Contains(err.Error(), "DATABASE_URL") || strings.Contains(err.Error(), "sekret") {
+		t.Fatalf("error %q should name DATABASE_URL and hide the password", err)
+	}
+}
+
+func TestResolveUsesDefaultServer(t *testing.T) {
+	t.Parallel()
+	want := URL(t)
+	r := resolver{
+		getenv:       env(nil),
+		defaultURL:   want,
+		probeTimeout: 5 * time.Second,
+		startCluster: noCluster(t),
+	}
+	got, c, err := r.resolve(t.Context())
+	if err != nil || got != want || c != nil {
+		t.Fatalf("resolve = %q, %v, %v; want %q", got, c, err, want)
+	}
+}
+
+func TestResolveStartsClusterFromPath(t *testing.T) {
+	t.Parallel()
+	bin := fakeBinDir(t)
+	var started string
+	want := &Cluster{port: 15432}
+	r := resolver{
+		getenv:       env(map[string]string{"PATH": bin}),
+		defaultURL:   unreachableURL(t),
+		probeTimeout: 5 * time.Second,
+		startCluster: func(_ context.Context, dir string) (*Cluster, error) {
+			started = dir
+			return want, nil
+		},
+	}
+	got, c, err := r.resolve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started != bin || c != want || got != want.URL() {
+		t.Fatalf("resolve = %q, %p from %q; want %q, %p from %q", got, c, started, want.URL(), want, bin)
+	}
+}
+
+func TestResolveWithoutPostgresSaysHowToInstall(t *testing.T) {
+	t.Parallel()
+	r := resolver{
+		getenv:       env(map[string]string{"PATH": ""}),
+		defaultURL:   unreachableURL(t),
+		binGlobs:     nil,
+		probeTimeout: 5 * time.Second,
+		startCluster: noCluster(t),
+	}
+	_, _, err := r.resolve(t.Context())
+	if err == nil {
+		t.Fatal("resolve succeeded with no Postgres anywhere")
+	}
+	for _, want := range []string{"Install PostgreSQL", "apt-get install postgresql", "DATABASE_URL"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "sekret") {
+		t.Errorf("error %q reveals the password", err)
+	}
+}
+
+func TestFindBinDir(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	v9 := fakeBinDirAt(t, filepath.Join(root, "9.6", "bin"))
+	v15 := fakeBinDirAt(t, filepath.Join(root, "15", "bin"))
+	incomplete := filepath.Join(root, "incomplete")
+	if err := os.MkdirAll(incomplete, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeExecutable(t, filepath.Join(incomplete, "initdb"))
+	glob := filepath.Join(root, "*", "bin")
+
+	tests := []struct {
+		name, path string
+		globs      []string
+		want       string
+		ok         bool
+	}{
+		{"PATH first", strings.Join([]string{incomplete, v9}, string(filepath.ListSeparator)), []string{glob}, v9, true},
+		{"newest installed version", incomplete, []string{glob}, v15, true},
+		{"nothing", "", nil, "", false},
+		{"incomplete installation", incomplete, nil, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := findBinDir(tt.path, tt.globs)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s: findBinDir = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func fakeBinDir(t *testing.T) string {
+	t.Helper()
+	return fakeBinDirAt(t, t.TempDir())
+}
+
+func fakeBinDirAt(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range binaries {
+		writeExecutable(t, filepath.Join(dir, name))
+	}
+	return dir
+}
+
+func writeExecutable(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,129 @@
+package tcpproxy_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// echoServer answers every line with the line upper-cased.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				sc := bufio.NewScanner(c)
+				for sc.Scan() {
+					if _, err := io.WriteString(c, strings.ToUpper(sc.Text())+"\n"); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func TestDataFlowsBothWays(t *testing.T) {
+	t.Parallel()
+	p := tcpproxy.Start(t, echoServer(t))
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(c)
+	for _, line := range []string{"hello", "again"} {
+		if _, err := io.WriteString(c, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.ToUpper(line) + "\n"; got != want {
+			t.Fatalf("read %q, want %q", got, want)
+		}
+	}
+}
+
+func TestCutAndRestorePostgres(t *testing.T) {
+	t.Parallel()
+	viaProxy, err := pgx.ParseConfig(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tcpproxy.Start(t, net.JoinHostPort(viaProxy.Host, strconv.Itoa(int(viaProxy.Port))))
+	host, port, err := net.SplitHostPort(p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	portNum, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaProxy.Host, viaProxy.Port, viaProxy.Fallbacks = host, uint16(portNum), nil
+
+	ctx := t.Context()
+	conn := connect(t, viaProxy)
+	if err := conn.Ping(ctx); err != nil {
+		t.Fatalf("ping through the proxy: %v", err)
+	}
+
+	p.Cut()
+	if err := conn.Ping(ctx); err == nil {
+		t.Fatal("open connection still works after Cut")
+	}
+	if c, err := pgx.ConnectConfig(ctx, viaProxy.Copy()); err == nil {
+		c.Close(ctx)
+		t.Fatal("new connection succeeded while cut")
+	}
+	raw, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := raw.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("read from a connection accepted while cut = %d, %v; want it closed at once", n, err)
+	}
+	raw.Close()
+
+	p.Restore()
+	if err := connect(t, viaProxy).Ping(ctx); err != nil {
+		t.Fatalf("ping after Restore: %v", err)
+	}
+}
+
+func connect(t *testing.T, cfg *pgx.ConnConfig) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
