@@ -1,0 +1,57 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/herald-bot/herald/internal/config"
+)
+
+// Options configures the River client.
+type Options struct {
+	Lanes config.LaneWorkers
+	// Registry holds every job kind herald can work; features add theirs.
+	Registry *Registry
+	// ShutdownTimeout is how long running jobs may finish once a stop
+	// begins; after it their contexts are cancelled.
+	ShutdownTimeout time.Duration
+	Logger          *slog.Logger
+}
+
+// Client is the River client that inserts and works herald's jobs.
+type Client = river.Client[pgx.Tx]
+
+// NewClient builds a River client working every lane with its configured
+// number of workers. With no job kinds registered the client can only
+// insert: River refuses to work queues without workers.
+func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
+	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger}
+	if o.Registry != nil && len(o.Registry.kinds) > 0 {
+		cfg.Queues = Queues(o.Lanes)
+		cfg.Workers = o.Registry.workers
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("work: river client: %w", err)
+	}
+	return c, nil
+}
+
+// Stop stops fetching new jobs and waits for running ones. River cancels
+// the jobs still running after the client's ShutdownTimeout; grace bounds
+// how long Stop then waits for them to return.
+func Stop(c *Client, shutdownTimeout, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout+grace)
+	defer cancel()
+	if err := c.Stop(ctx); err != nil {
+		return fmt.Errorf("work: stop: jobs still running after %s: %w", shutdownTimeout+grace, err)
+	}
+	return nil
+}

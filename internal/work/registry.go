@@ -1,0 +1,32 @@
+package work
+
+import (
+	"slices"
+
+	"github.com/riverqueue/river"
+)
+
+// Registry collects the job kinds features provide, so the client knows
+// whether it has anything to work.
+type Registry struct {
+	workers *river.Workers
+	kinds   []string
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{workers: river.NewWorkers()} }
+
+// Register adds the worker for one job kind; a kind registered twice panics,
+// as river.AddWorker does, because that is a wiring bug.
+func Register[T river.JobArgs](r *Registry, w river.Worker[T]) {
+	var args T
+	river.AddWorker(r.workers, w)
+	r.kinds = append(r.kinds, args.Kind())
+}
+
+// Kinds lists the registered job kinds, sorted.
+func (r *Registry) Kinds() []string {
+	out := slices.Clone(r.kinds)
+	slices.Sort(out)
+	return out
+}
