@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"runtime"
+
+	"github.com/herald-bot/herald/internal/app"
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/logging"
+)
+
+// parseFlags parses a subcommand's flags; a wrong flag or a stray argument
+// prints the subcommand's usage and means exit code 2.
+func parseFlags(fs *flag.FlagSet, args []string, e env) (ok bool, code int) {
+	fs.SetOutput(e.stderr)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return false, exitOK
+		}
+		return false, exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "herald %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return false, exitUsage
+	}
+	return true, exitOK
+}
+
+func newFlagSet(name, summary string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: herald %s [flags]\n\n%s\n", name, summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// loadConfig loads the configuration or prints every problem at once.
+func loadConfig(e env, load func(config.Lookup) (config.Config, error)) (config.Config, *slog.Logger, bool) {
+	cfg, err := load(e.lookup)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "herald: %v\n", err)
+		return cfg, nil, false
+	}
+	return cfg, logging.New(e.stderr, cfg.LogFormat, cfg.LogLevel), true
+}
+
+func cmdRun(ctx context.Context, args []string, e env) int {
+	fs := newFlagSet("run", "Runs the bot until SIGINT or SIGTERM, then shuts down gracefully.")
+	if ok, code := parseFlags(fs, args, e); !ok {
+		return code
+	}
+	cfg, log, ok := loadConfig(e, config.Load)
+	if !ok {
+		return exitFail
+	}
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		log.Error("herald cannot start", "err", err)
+		return exitFail
+	}
+	if err := a.Run(ctx); err != nil {
+		log.Error("herald stopped with an error", "err", err)
+		return exitFail
+	}
+	log.Info("herald stopped")
+	return exitOK
+}
+
+func cmdMigrate(ctx context.Context, args []string, e env) int {
+	fs := newFlagSet("migrate", "Creates the database if it is missing and applies every pending migration. Safe to run repeatedly and concurrently.")
+	if ok, code := parseFlags(fs, args, e); !ok {
+		return code
+	}
+	cfg, log, ok := loadConfig(e, config.LoadForMigrate)
+	if !ok {
+		return exitFail
+	}
+	if err := app.Migrate(ctx, cfg, log); err != nil {
+		log.Error("migration failed", "err", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func cmdVersion(_ context.Context, args []string, e env) int {
+	fs := newFlagSet("version", "Prints the version.")
+	if ok, code := parseFlags(fs, args, e); !ok {
+		return code
+	}
+	fmt.Fprintf(e.stdout, "herald %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return exitOK
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func herald(t *testing.T, vars map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), args, env{stdout: &out, stderr: &errOut, lookup: func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}})
+	return result{code, out.String(), errOut.String()}
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", nil, 2, "Usage: herald <command>"},
+		{"unknown command", []string{"deploy"}, 2, `unknown command "deploy"`},
+		{"help", []string{"--help"}, 0, "DISCORD_TOKEN"},
+		{"bad flag", []string{"migrate", "--force"}, 2, "flag provided but not defined: -force"},
+		{"stray argument", []string{"run", "now"}, 2, `unexpected argument "now"`},
+		{"subcommand help", []string{"run", "-h"}, 0, "Usage: herald run"},
+		{"version", []string{"version"}, 0, "herald dev (go1."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := herald(t, nil, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Errorf("herald %v = %d\nstdout: %s\nstderr: %s\nwant code %d and %q", tc.args, r.code, r.stdout, r.stderr, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+// `herald run` with a bad configuration exits non-zero, lists every problem
+// at once and never echoes the token.
+func TestRunRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	const token = "MTIzNDU2.secret-token-value"
+	r := herald(t, map[string]string{
+		"DISCORD_TOKEN": token + " trailing", "DISCORD_APP_ID": "abc", "LOG_FORMAT": "yaml",
+		"HERALD_WORKERS_SYNC": "-3", "DATABASE_URL": "postgres://u:hunter2@db/h",
+	}, "run")
+	if r.code != 1 {
+		t.Fatalf("exit code = %d, want 1", r.code)
+	}
+	for _, key := range []string{"DISCORD_TOKEN", "DISCORD_APP_ID", "LOG_FORMAT", "HERALD_WORKERS_SYNC", "4 problems"} {
+		if !strings.Contains(r.stderr, key) {
+			t.Errorf("stderr does not mention %s:\n%s", key, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr+r.stdout, "secret-token") {
+		t.Errorf("the token was echoed:\n%s", r.stderr)
+	}
+}
+
+// `herald migrate` twice in a row succeeds; it needs no Discord settings.
+func TestMigrateTwice(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"DATABASE_URL": pgtest.URL(t), "LOG_FORMAT": "json"}
+	first := herald(t, vars, "migrate")
+	if first.code != 0 || !strings.Contains(first.stderr, `"applied migration"`) {
+		t.Fatalf("first migrate = %d\n%s", first.code, first.stderr)
+	}
+	second := herald(t, vars, "migrate")
+	if second.code != 0 || strings.Contains(second.stderr, `"applied migration"`) || !strings.Contains(second.stderr, "schema is current") {
+		t.Fatalf("second migrate = %d\n%s", second.code, second.stderr)
+	}
+}
+
+func TestMigrateUnreachableDatabase(t *testing.T) {
+	t.Parallel()
+	r := herald(t, map[string]string{"DATABASE_URL": "postgres://herald:hunter2@127.0.0.1:1/herald?connect_timeout=1"}, "migrate")
+	if r.code != 1 || !strings.Contains(r.stderr, "migration failed") || strings.Contains(r.stderr, "hunter2") {
+		t.Fatalf("migrate against a closed port = %d\n%s", r.code, r.stderr)
+	}
+}
+
+// syncBuffer lets the test read logs while run writes them.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// run serves until its context is cancelled (SIGINT/SIGTERM in main), then
+// stops cleanly with exit code 0.
+func TestRunStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	db := pgtest.URL(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var logs syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
+			v, ok := map[string]string{"DISCORD_TOKEN": "run-secret-token", "DISCORD_APP_ID": "1", "DATABASE_URL": db,
+				"HERALD_AUTO_MIGRATE": "true", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
+			return v, ok
+		}})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), "herald running") {
+		if time.Now().After(deadline) {
+			t.Fatalf("herald did not start:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if c := <-code; c != 0 || !strings.Contains(logs.String(), "herald stopped") {
+		t.Fatalf("run = %d\n%s", c, logs.String())
+	}
+	if strings.Contains(logs.String(), "run-secret-token") || !strings.Contains(logs.String(), "discord_token=[redacted]") {
+		t.Errorf("logs must show the token redacted:\n%s", logs.String())
+	}
+}

@@ -1,0 +1,54 @@
+// Package adminhttp serves herald's operator endpoints: liveness, readiness
+// and Prometheus metrics. It carries no Discord traffic.
+package adminhttp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// ReadyFunc reports why herald cannot serve yet, or nil when it can.
+type ReadyFunc func(ctx context.Context) error
+
+// readyTimeout bounds one readiness check, so a black-holed database makes
+// /readyz answer 503 quickly instead of hanging the probe.
+const readyTimeout = 2 * time.Second
+
+// Handler returns the admin mux: /healthz answers while the process runs,
+// /readyz runs ready, /metrics exposes reg.
+func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, status{Status: "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := ready(ctx); err != nil {
+			log.WarnContext(ctx, "not ready", "reason", err)
+			writeJSON(w, http.StatusServiceUnavailable, status{Status: "unavailable", Reason: err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, status{Status: "ready"})
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
+}
+
+type status struct {
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v) // the client hung up; nothing to do
+}

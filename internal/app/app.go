@@ -1,0 +1,156 @@
+// Package app wires herald together: config → store → River → admin HTTP
+// (→ Discord, as those layers land). cmd/herald only parses flags and calls it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/herald-bot/herald/internal/adminhttp"
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/store"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// stopGrace is how long shutdown waits beyond the configured timeout for
+// cancelled jobs to return and HTTP requests to drain.
+const stopGrace = 5 * time.Second
+
+// App is one running herald process.
+type App struct {
+	cfg      config.Config
+	log      *slog.Logger
+	pool     *pgxpool.Pool
+	migrator *store.Migrator
+	river    *work.Client
+	registry *work.Registry
+	admin    *http.Server
+	adminLn  net.Listener
+}
+
+// New connects to the database (migrating first when configured to), builds
+// the River client and binds the admin HTTP port. Nothing runs until Run.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err error) {
+	a := &App{cfg: cfg, log: log, registry: work.NewRegistry()}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	if cfg.AutoMigrate {
+		if err := Migrate(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	if a.pool, err = store.Open(ctx, cfg.DatabaseURL.Reveal()); err != nil {
+		return nil, err
+	}
+	if a.migrator, err = store.NewMigrator(a.pool, log); err != nil {
+		return nil, err
+	}
+	if a.river, err = work.NewClient(a.pool, work.Options{
+		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log,
+	}); err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return nil, fmt.Errorf("app: admin HTTP: %w", err)
+	}
+	a.admin = &http.Server{
+		Handler:           adminhttp.Handler(a.ready, reg, log),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	return a, nil
+}
+
+// AdminAddr is the address the admin HTTP server listens on.
+func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }
+
+// Run serves until ctx is cancelled, then shuts down gracefully: it stops
+// fetching jobs, lets running ones finish within the shutdown timeout and
+// closes the database last.
+func (a *App) Run(ctx context.Context) error {
+	defer a.close()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- a.admin.Serve(a.adminLn) }()
+
+	kinds := a.registry.Kinds()
+	if len(kinds) > 0 {
+		if err := a.river.Start(ctx); err != nil {
+			return fmt.Errorf("app: start River: %w", err)
+		}
+	}
+	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)
+
+	var err error
+	select {
+	case <-ctx.Done():
+		a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
+	case err = <-serveErr:
+		err = fmt.Errorf("app: admin HTTP: %w", err)
+	}
+	if len(kinds) > 0 {
+		err = errors.Join(err, work.Stop(a.river, a.cfg.ShutdownTimeout, stopGrace))
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	if serr := a.admin.Shutdown(shutdownCtx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// ready is the /readyz check: the database answers and both schemas match
+// this binary.
+func (a *App) ready(ctx context.Context) error {
+	if err := a.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	return a.migrator.Check(ctx)
+}
+
+func (a *App) close() {
+	if a.adminLn != nil {
+		a.adminLn.Close()
+	}
+	if a.migrator != nil {
+		a.migrator.Close()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
+}
+
+// Migrate creates the database if it is missing and applies every pending
+// migration, River's and herald's.
+func Migrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	created, err := store.EnsureDatabase(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		return err
+	}
+	if created {
+		log.InfoContext(ctx, "created database", "url", cfg.DatabaseURL)
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	m, err := store.NewMigrator(pool, log)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	return m.Up(ctx)
+}

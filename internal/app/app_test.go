@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func testConfig(t *testing.T, dbURL string) config.Config {
+	t.Helper()
+	cfg, err := config.Load(func(k string) (string, bool) {
+		v, ok := map[string]string{
+			"DISCORD_TOKEN": "test-token", "DISCORD_APP_ID": "1", "DATABASE_URL": dbURL,
+			"HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
+		}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func readyz(t *testing.T, addr string) (int, string) {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct{ Status, Reason string }
+	b, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(b, &body); err != nil {
+		t.Fatalf("readyz body %q: %v", b, err)
+	}
+	return res.StatusCode, body.Reason
+}
+
+// eventually polls f until it reports true or the deadline passes.
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// /readyz answers 503 with a reason while Postgres is unreachable and 200
+// again once it returns; the database is cut through a proxy of the test's
+// own, never by stopping the shared server.
+func TestReadyzFollowsDatabase(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := tcpproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	a, err := New(ctx, testConfig(t, u.String()), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+
+	if code, reason := readyz(t, a.AdminAddr()); code != 200 {
+		t.Fatalf("readyz = %d (%s), want 200", code, reason)
+	}
+	proxy.Cut()
+	eventually(t, "readyz 503", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 503 })
+	if _, reason := readyz(t, a.AdminAddr()); reason == "" {
+		t.Error("503 without a reason")
+	}
+	proxy.Restore()
+	eventually(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+// An unmigrated database keeps herald unready and says how to fix it.
+func TestReadyzReportsPendingMigrations(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a, err := New(ctx, testConfig(t, pgtest.URL(t)), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Run(ctx)
+	code, reason := readyz(t, a.AdminAddr())
+	if code != 503 || !strings.Contains(reason, "herald migrate") {
+		t.Fatalf("readyz = %d %q, want 503 naming `herald migrate`", code, reason)
+	}
+}
+
+// HERALD_AUTO_MIGRATE creates and migrates the database before starting.
+func TestAutoMigrate(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, u.String())
+	cfg.AutoMigrate = true
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Run(ctx)
+	if code, reason := readyz(t, a.AdminAddr()); code != 200 {
+		t.Fatalf("readyz = %d %q", code, reason)
+	}
+}
