@@ -1,0 +1,228 @@
+package transport
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Class is what the job layer should do about a failed request.
+type Class string
+
+const (
+	// RateLimited: wait RetryAfter, then try again; nothing is wrong.
+	RateLimited Class = "rate_limited"
+	// Transient: Discord or the network failed; retry later with backoff.
+	Transient Class = "transient"
+	// Permission: the bot lacks a permission (50001, 50013); needs configuration.
+	Permission Class = "permission"
+	// NotFound: the target is gone (10003, 10008, 10011, 10015, 10062...).
+	NotFound Class = "not_found"
+	// Invalid: Discord rejected the request itself (50035 and other 4xx); never retry.
+	Invalid Class = "invalid"
+	// UnknownOutcome: the connection died after a non-idempotent request was
+	// written; reconcile before doing anything else.
+	UnknownOutcome Class = "unknown_outcome"
+	// Unauthorized: the token is bad; all REST has stopped.
+	Unauthorized Class = "unauthorized"
+)
+
+// Classify maps any error the transport returns to its Class, and reports
+// the wait Discord or the transport asked for when there is one.
+func Classify(err error) (Class, time.Duration) {
+	var (
+		rl  *RateLimitedError
+		api *APIError
+		uo  *UnknownOutcomeError
+		tr  *TransientError
+		cb  *CircuitOpenError
+		qt  *QueueTimeoutError
+		qf  *QueueFullError
+		ib  *InvalidBudgetError
+	)
+	switch {
+	case err == nil:
+		return "", 0
+	case errors.As(err, &rl):
+		return RateLimited, rl.RetryAfter
+	case errors.As(err, &ib):
+		return RateLimited, ib.RetryAfter
+	case errors.As(err, &api):
+		return api.Class(), 0
+	case errors.Is(err, ErrUnauthorized):
+		return Unauthorized, 0
+	case errors.As(err, &uo):
+		return UnknownOutcome, 0
+	case errors.As(err, &cb):
+		return Transient, cb.RetryAfter
+	case errors.As(err, &tr), errors.As(err, &qt), errors.As(err, &qf):
+		return Transient, 0
+	default:
+		return Transient, 0
+	}
+}
+
+// ErrUnauthorized is returned for every request once Discord answered 401:
+// the token is invalid and retrying would only count invalid requests.
+var ErrUnauthorized = errors.New("discord: unauthorized: the bot token was rejected; REST stopped until restart")
+
+// APIError is a non-2xx answer Discord gave in its JSON error shape.
+type APIError struct {
+	Route   string
+	Status  int
+	Code    int    // Discord's JSON error code, e.g. 50013
+	Message string // Discord's message
+	// Errors is the field-by-field detail of a 50035 Invalid Form Body.
+	Errors json.RawMessage
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("discord: %s: %d %s (code %d: %s)", e.Route, e.Status, http.StatusText(e.Status), e.Code, e.Message)
+}
+
+// Class classifies the answer by Discord's error code first, then status.
+func (e *APIError) Class() Class {
+	switch {
+	case e.Status == http.StatusUnauthorized:
+		return Unauthorized
+	case e.Code == 50001 || e.Code == 50013 || e.Status == http.StatusForbidden:
+		return Permission
+	case e.Code >= 10001 && e.Code <= 10099, e.Status == http.StatusNotFound:
+		return NotFound
+	case e.Status >= 500:
+		return Transient
+	default:
+		return Invalid
+	}
+}
+
+func parseAPIError(route string, status int, body []byte) *APIError {
+	e := &APIError{Route: route, Status: status}
+	var b struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Errors  json.RawMessage `json:"errors"`
+	}
+	if json.Unmarshal(body, &b) == nil {
+		e.Code, e.Message, e.Errors = b.Code, b.Message, b.Errors
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(status)
+	}
+	return e
+}
+
+// RateLimitedError means the request was not sent (or sent and answered
+// 429 more than MaxRetries times) because of a rate limit. A caller that
+// set WithMaxWait gets it at once instead of waiting longer than it allowed.
+type RateLimitedError struct {
+	Route      string
+	Bucket     string
+	Scope      string // user, shared, global, edge (a header-less block)
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("discord: %s: rate limited (scope %s, bucket %s), retry after %s", e.Route, e.Scope, e.Bucket, e.RetryAfter)
+}
+
+// TransientError is a 5xx or network failure that outlived MaxRetries.
+type TransientError struct {
+	Route    string
+	Bucket   string
+	Status   int // 0 for a network error
+	Attempts int
+	Err      error
+}
+
+func (e *TransientError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("discord: %s: %d after %d attempts", e.Route, e.Status, e.Attempts)
+	}
+	return fmt.Sprintf("discord: %s: network error after %d attempts: %v", e.Route, e.Attempts, e.Err)
+}
+
+func (e *TransientError) Unwrap() error { return e.Err }
+
+// UnknownOutcomeError means a non-idempotent request was written but its
+// answer was lost: Discord may or may not have applied it.
+type UnknownOutcomeError struct {
+	Route  string
+	Status int // 502/504 when a gateway lost the answer, 0 for a dropped connection
+	Err    error
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("discord: %s: outcome unknown (status %d): %v", e.Route, e.Status, e.Err)
+}
+
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
+// QueueTimeoutError means the request waited in its bucket's queue longer
+// than the configured queue timeout.
+type QueueTimeoutError struct {
+	Route            string
+	Bucket           string
+	Waited           time.Duration
+	QueueLen         int
+	GlobalGateActive bool
+}
+
+func (e *QueueTimeoutError) Error() string {
+	return fmt.Sprintf("discord: %s: waited %s in bucket %s (queue %d, global gate %t)", e.Route, e.Waited, e.Bucket, e.QueueLen, e.GlobalGateActive)
+}
+
+// QueueFullError means the bucket's queue was at its maximum depth.
+type QueueFullError struct {
+	Route    string
+	Bucket   string
+	QueueLen int
+	MaxDepth int
+}
+
+func (e *QueueFullError) Error() string {
+	return fmt.Sprintf("discord: %s: bucket %s queue full (%d of %d)", e.Route, e.Bucket, e.QueueLen, e.MaxDepth)
+}
+
+// CircuitOpenError means the bucket failed too often in a row; no request
+// is sent until RetryAfter, when one probe goes through.
+type CircuitOpenError struct {
+	Route               string
+	Bucket              string
+	ConsecutiveFailures int
+	OpenSince           time.Time
+	RetryAfter          time.Duration
+	Waited              time.Duration
+	QueueLen            int
+}
+
+func (e *CircuitOpenError) Error() string {
+	return fmt.Sprintf("discord: %s: circuit open for bucket %s after %d consecutive failures (since %s), retry after %s",
+		e.Route, e.Bucket, e.ConsecutiveFailures, e.OpenSince.Format(time.RFC3339), e.RetryAfter)
+}
+
+// InvalidBudgetError means sending would approach Discord's limit of
+// invalid requests (401, 403, non-shared 429) per 10 minutes, past which
+// Cloudflare blocks the bot's IP; the transport refuses until the window
+// slides.
+type InvalidBudgetError struct {
+	Count      int
+	Limit      int
+	RetryAfter time.Duration
+}
+
+func (e *InvalidBudgetError) Error() string {
+	return fmt.Sprintf("discord: %d invalid requests in 10 minutes (budget %d): refusing to send for %s", e.Count, e.Limit, e.RetryAfter)
+}
+
+// CancelledError is returned to queued requests dropped by CancelAll.
+type CancelledError struct {
+	Route  string
+	Reason string
+}
+
+func (e *CancelledError) Error() string {
+	return fmt.Sprintf("discord: %s: cancelled: %s", e.Route, e.Reason)
+}

@@ -1,0 +1,234 @@
+package transport
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// 5xx answers back off with jitter, but never sooner than a reset Discord
+// announced; after MaxRetries the request fails as Transient.
+func TestServerErrorsBackOff(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		if n <= 2 {
+			rep := limited("h1", 5, 0, "3") // the bucket is also empty for 3 s
+			rep.status, rep.body = 503, `{"message":"upstream unavailable","code":0}`
+			return rep
+		}
+		return ok()
+	})
+	e := d.engine(Config{BackoffBase: 100 * time.Millisecond, BackoffCap: time.Second})
+	t0 := d.clk.Now()
+	ch := d.send(t.Context(), e, "PATCH", msgs+"/5")
+	d.waitRequests(1)
+	d.sleepers(1)
+	d.clk.Advance(2999 * time.Millisecond)
+	d.quiet(1)
+	d.clk.Advance(time.Millisecond)
+	got := d.waitRequests(2)
+	if at := got[1].at.Sub(t0); at != 3*time.Second {
+		t.Errorf("first retry at +%s: a backoff shorter than the announced reset must wait for it", at)
+	}
+	// Second 503: the backoff (≤ 200 ms) exceeds nothing Discord asked
+	// beyond the 3 s reset, which started again.
+	d.sleepers(1)
+	d.clk.Advance(3 * time.Second)
+	if c := wait(t, ch); c.err != nil {
+		t.Fatal(c.err)
+	}
+}
+
+func TestServerErrorRetriesAreBounded(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 500, body: `{"message":"500: Internal Server Error","code":0}`} })
+	e := d.engine(Config{MaxRetries: 2, BackoffBase: 10 * time.Millisecond, BackoffCap: 10 * time.Millisecond})
+	ch := d.send(t.Context(), e, "GET", "/channels/1")
+	for n := 1; n <= 2; n++ {
+		d.waitRequests(n)
+		d.sleepers(1)
+		d.clk.Advance(10 * time.Millisecond)
+	}
+	c := wait(t, ch)
+	var tr *TransientError
+	if !errors.As(c.err, &tr) || tr.Status != 500 || tr.Attempts != 3 {
+		t.Fatalf("err = %v", c.err)
+	}
+	if cls, _ := Classify(c.err); cls != Transient {
+		t.Errorf("class = %s", cls)
+	}
+}
+
+// A lost answer to a message create is an unknown outcome (never resent
+// blindly); the same loss on an idempotent PUT is retried; a POST marked
+// idempotent (a nonce with enforce_nonce) is retried too.
+func TestLostAnswers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		marked  bool
+		unknown bool
+	}{
+		{"message create", "POST", msgs, false, true},
+		{"member role add", "PUT", "/guilds/5/members/6/roles/7", false, false},
+		{"message create with nonce", "POST", msgs, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := newDiscord(t, func(r *http.Request, n int) reply {
+				if n == 1 {
+					return reply{drop: true}
+				}
+				return ok()
+			})
+			e := d.engine(Config{BackoffBase: 10 * time.Millisecond, BackoffCap: 10 * time.Millisecond})
+			ctx := t.Context()
+			if tc.marked {
+				ctx = WithIdempotent(ctx)
+			}
+			ch := d.send(ctx, e, tc.method, tc.path)
+			if !tc.unknown {
+				d.waitRequests(1)
+				d.sleepers(1)
+				d.clk.Advance(10 * time.Millisecond)
+			}
+			c := wait(t, ch)
+			cls, _ := Classify(c.err)
+			switch {
+			case tc.unknown && cls != UnknownOutcome:
+				t.Fatalf("err = %v, want unknown outcome", c.err)
+			case tc.unknown && len(d.requests()) != 1:
+				t.Fatalf("an unknown outcome was resent: %d requests", len(d.requests()))
+			case !tc.unknown && (c.err != nil || len(d.requests()) != 2):
+				t.Fatalf("err = %v after %d requests, want a retry that succeeds", c.err, len(d.requests()))
+			}
+		})
+	}
+}
+
+// 502 and 504 mean a gateway lost Discord's answer: for a non-idempotent
+// request that is an unknown outcome, not a retry.
+func TestBadGatewayOnCreateIsUnknownOutcome(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 502, body: `{"message":"502: Bad Gateway","code":0}`} })
+	e := d.engine(Config{})
+	c := wait(t, d.send(t.Context(), e, "POST", msgs))
+	var uo *UnknownOutcomeError
+	if !errors.As(c.err, &uo) || uo.Status != 502 || len(d.requests()) != 1 {
+		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
+	}
+}
+
+// Every Discord error the simulator emits maps to the class the job layer
+// acts on.
+func TestClassifyDiscordErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status int
+		code   int
+		want   Class
+	}{
+		{401, 0, Unauthorized},
+		{403, 50001, Permission},
+		{403, 50013, Permission},
+		{404, 10003, NotFound},
+		{404, 10004, NotFound},
+		{404, 10007, NotFound},
+		{404, 10008, NotFound},
+		{404, 10011, NotFound},
+		{404, 10013, NotFound},
+		{404, 10015, NotFound},
+		{404, 10062, NotFound},
+		{400, 50035, Invalid},
+		{400, 50006, Invalid},
+		{400, 50109, Invalid},
+		{400, 40060, Invalid},
+		{400, 30013, Invalid},
+		{400, 30007, Invalid},
+		{405, 0, Invalid},
+		{413, 40005, Invalid},
+	}
+	for _, tc := range tests {
+		d := newDiscord(t, func(r *http.Request, n int) reply {
+			return reply{status: tc.status, body: `{"message":"m","code":` + itoa(tc.code) + `,"errors":{"content":{"_errors":[]}}}`}
+		})
+		e := d.engine(Config{})
+		c := wait(t, d.send(t.Context(), e, "POST", msgs))
+		var api *APIError
+		if !errors.As(c.err, &api) || api.Code != tc.code || api.Status != tc.status {
+			t.Errorf("%d/%d: err = %v", tc.status, tc.code, c.err)
+			continue
+		}
+		if cls, _ := Classify(c.err); cls != tc.want {
+			t.Errorf("%d/%d: class %s, want %s", tc.status, tc.code, cls, tc.want)
+		}
+		if tc.code == 50035 && len(api.Errors) == 0 {
+			t.Error("50035 must keep its errors object")
+		}
+		if len(d.requests()) != 1 {
+			t.Errorf("%d/%d: a 4xx was retried", tc.status, tc.code)
+		}
+	}
+}
+
+// A 401 stops every later request without sending it.
+func TestUnauthorizedStopsAllRest(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 401, body: `{"message":"401: Unauthorized","code":0}`} })
+	e := d.engine(Config{})
+	wait(t, d.send(t.Context(), e, "GET", "/users/@me"))
+	c := wait(t, d.send(t.Context(), e, "GET", "/channels/1"))
+	if !errors.Is(c.err, ErrUnauthorized) || len(d.requests()) != 1 {
+		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
+	}
+	if !e.Snapshot().Unauthorized {
+		t.Error("snapshot does not show the stop")
+	}
+}
+
+// A webhook that answered 404 is never called again; others still are.
+func TestDeadWebhook(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		if r.URL.Path == "/api/v10/webhooks/44/tok" {
+			return reply{status: 404, body: `{"message":"Unknown Webhook","code":10015}`}
+		}
+		return ok()
+	})
+	e := d.engine(Config{})
+	wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/tok"))
+	c := wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/tok"))
+	if cls, _ := Classify(c.err); cls != NotFound || len(d.requests()) != 1 {
+		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
+	}
+	if c := wait(t, d.send(t.Context(), e, "POST", "/webhooks/45/tok")); c.err != nil {
+		t.Fatal(c.err)
+	}
+}
+
+// Past the invalid-request budget the engine refuses to send until the
+// 10-minute window slides.
+func TestInvalidRequestBudget(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 403, body: `{"message":"Missing Permissions","code":50013}`} })
+	e := d.engine(Config{InvalidLimit: 3})
+	for range 3 {
+		wait(t, d.send(t.Context(), e, "PUT", "/guilds/5/members/6/roles/7"))
+	}
+	c := wait(t, d.send(t.Context(), e, "GET", "/channels/9"))
+	var ib *InvalidBudgetError
+	if !errors.As(c.err, &ib) || ib.Count != 3 || ib.RetryAfter <= 0 || ib.RetryAfter > 10*time.Minute {
+		t.Fatalf("err = %v", c.err)
+	}
+	if len(d.requests()) != 3 {
+		t.Fatalf("sent %d requests past the budget", len(d.requests())-3)
+	}
+	d.clk.Advance(10*time.Minute + time.Second)
+	if c := wait(t, d.send(t.Context(), e, "GET", "/channels/9")); c.err == nil || errors.As(c.err, &ib) {
+		t.Fatalf("after the window: err = %v, want Discord's 403 again", c.err)
+	}
+}

@@ -1,0 +1,194 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// discord is a scripted stand-in for Discord's REST API: each test says
+// what every request gets back, and the stand-in records when (on the fake
+// clock) each request arrived. The simulator-backed tests in sim_test.go
+// cover the same engine against the full simulator.
+type discord struct {
+	t     *testing.T
+	clk   *clockwork.FakeClock
+	srv   *httptest.Server
+	mu    sync.Mutex
+	got   []received
+	reply func(r *http.Request, n int) reply // n counts requests to the same path, from 1
+	count map[string]int
+}
+
+type received struct {
+	method, path string
+	at           time.Time
+}
+
+type reply struct {
+	status int
+	header map[string]string
+	body   string
+	drop   bool // hijack and close: the answer is lost
+}
+
+func ok() reply { return reply{status: 200, body: `{}`} }
+
+// limited returns a 2xx with bucket headers.
+func limited(hash string, limit, remaining int, resetAfter string) reply {
+	return reply{status: 200, body: `{}`, header: map[string]string{
+		"X-RateLimit-Bucket": hash, "X-RateLimit-Limit": itoa(limit), "X-RateLimit-Remaining": itoa(remaining),
+		"X-RateLimit-Reset-After": resetAfter, "X-RateLimit-Reset": "1700000000.000",
+	}}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func newDiscord(t *testing.T, reply func(r *http.Request, n int) reply) *discord {
+	t.Helper()
+	d := &discord{t: t, clk: clockwork.NewFakeClock(), reply: reply, count: map[string]int{}}
+	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		d.count[r.Method+" "+r.URL.Path]++
+		n := d.count[r.Method+" "+r.URL.Path]
+		d.got = append(d.got, received{r.Method, r.URL.Path, d.clk.Now()})
+		d.mu.Unlock()
+		io.Copy(io.Discard, r.Body)
+		rep := d.reply(r, n)
+		if rep.drop {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		for k, v := range rep.header {
+			w.Header().Set(k, v)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rep.status)
+		io.WriteString(w, rep.body)
+	}))
+	t.Cleanup(d.srv.Close)
+	return d
+}
+
+func (d *discord) engine(cfg Config) *Engine {
+	cfg.Clock = d.clk
+	cfg.Base = d.srv.Client().Transport
+	if cfg.QueueTimeout == 0 {
+		cfg.QueueTimeout = -1 // its timer would count as a clock waiter
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ApplicationID == "" {
+		cfg.ApplicationID = "900"
+	}
+	return New(cfg)
+}
+
+func (d *discord) requests() []received {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]received(nil), d.got...)
+}
+
+// waitRequests waits (in real time) until n requests have arrived.
+func (d *discord) waitRequests(n int) []received {
+	d.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := d.requests()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("got %d requests, want %d", len(got), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// quiet asserts no request beyond n arrives within a short real-time pause.
+func (d *discord) quiet(n int) {
+	d.t.Helper()
+	time.Sleep(30 * time.Millisecond)
+	if got := d.requests(); len(got) != n {
+		d.t.Fatalf("got %d requests, want still %d: %v", len(got), n, got)
+	}
+}
+
+// sleepers waits until n goroutines wait on the fake clock.
+func (d *discord) sleepers(n int) {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.clk.BlockUntilContext(ctx, n); err != nil {
+		d.t.Fatalf("waiting for %d sleepers: %v", n, err)
+	}
+}
+
+type call struct {
+	resp *http.Response
+	body string
+	err  error
+}
+
+// send starts one request and returns where its outcome arrives.
+func (d *discord) send(ctx context.Context, e *Engine, method, path string) <-chan call {
+	ch := make(chan call, 1)
+	req, err := http.NewRequestWithContext(ctx, method, d.srv.URL+"/api/v10"+path, bytes.NewReader([]byte(`{"content":"x"}`)))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	go func() {
+		resp, err := e.Do(req)
+		c := call{resp: resp, err: err}
+		if resp != nil {
+			b, _ := io.ReadAll(resp.Body)
+			c.body = string(b)
+		}
+		ch <- c
+	}()
+	return ch
+}
+
+func wait(t *testing.T, ch <-chan call) call {
+	t.Helper()
+	select {
+	case c := <-ch:
+		return c
+	case <-time.After(5 * time.Second):
+		t.Fatal("request did not finish")
+	}
+	panic("unreachable")
+}
+
+// queued waits (in real time) until the engine holds n queued requests.
+func (d *discord) queued(e *Engine, n int) {
+	d.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		total := 0
+		for _, b := range e.Snapshot().Buckets {
+			total += b.QueueLength
+		}
+		if total == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%d requests queued, want %d", total, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

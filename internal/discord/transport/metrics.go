@@ -1,0 +1,135 @@
+package transport
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are labelled by route key (method + template): never an id or a
+// token, so cardinality stays bounded and nothing secret is exported.
+type metrics struct {
+	requests    *prometheus.CounterVec
+	rateLimited *prometheus.CounterVec
+	retries     *prometheus.CounterVec
+	outcomes    *prometheus.CounterVec
+	queueWait   *prometheus.HistogramVec
+}
+
+func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_discord_requests_total", Help: "Discord REST responses by route and HTTP status.",
+		}, []string{"route", "status"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_discord_rate_limited_total", Help: "429 answers by route and scope (user, shared, global, edge).",
+		}, []string{"route", "scope"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_discord_retries_total", Help: "Requests queued again, by route and reason (429, 5xx, network).",
+		}, []string{"route", "reason"}),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_discord_refused_total", Help: "Requests the transport ended without a Discord answer, by route and reason.",
+		}, []string{"route", "reason"}),
+		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_discord_queue_wait_seconds", Help: "Time from queueing to sending, by route.",
+			Buckets: []float64{.001, .005, .025, .1, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}, []string{"route"}),
+	}
+	if reg == nil {
+		return m
+	}
+	gauge := func(name, help string, f func(s Snapshot) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(e.Snapshot()) })
+	}
+	reg.MustRegister(m.requests, m.rateLimited, m.retries, m.outcomes, m.queueWait,
+		gauge("herald_discord_queued_requests", "Requests waiting in all bucket queues.", func(s Snapshot) float64 {
+			n := 0
+			for _, b := range s.Buckets {
+				n += b.QueueLength
+			}
+			return float64(n)
+		}),
+		gauge("herald_discord_invalid_requests", "Invalid requests (401, 403, non-shared 429) in the last 10 minutes.", func(s Snapshot) float64 {
+			return float64(s.InvalidRequests)
+		}),
+		gauge("herald_discord_global_gate_closed", "1 while a global or edge 429 holds all requests.", func(s Snapshot) float64 {
+			if s.GlobalGateUntil.After(s.Time) || s.EdgeBlockedUntil.After(s.Time) {
+				return 1
+			}
+			return 0
+		}),
+		gauge("herald_discord_open_circuits", "Buckets whose circuit breaker is open.", func(s Snapshot) float64 {
+			n := 0
+			for _, b := range s.Buckets {
+				if b.Breaker == string(breakerOpen) {
+					n++
+				}
+			}
+			return float64(n)
+		}),
+	)
+	return m
+}
+
+func (m *metrics) outcome(r Route, reason string) { m.outcomes.WithLabelValues(r.Key(), reason).Inc() }
+
+// Snapshot is the engine's state at one moment, for diagnostics and the
+// admin status view.
+type Snapshot struct {
+	Time             time.Time
+	GlobalLimit      int
+	GlobalInWindow   int
+	GlobalGateUntil  time.Time // set by a global 429
+	EdgeBlockedUntil time.Time // set by a header-less 429
+	Unauthorized     bool
+	InvalidRequests  int
+	InvalidLimit     int
+	DeadWebhooks     int
+	Buckets          []BucketSnapshot
+}
+
+// BucketSnapshot describes one bucket. Name never contains a token.
+type BucketSnapshot struct {
+	Name                string
+	Route               string
+	QueueLength         int
+	InFlight            bool
+	Known               bool
+	Limit               int
+	Remaining           int
+	ResetAt             time.Time
+	BlockedUntil        time.Time
+	Processed           int64
+	Retried             int64
+	RateLimited         map[string]int64 // by scope
+	TimedOut            int64
+	Cancelled           int64
+	ConsecutiveFailures int
+	Breaker             string
+}
+
+// Snapshot returns the current state of every bucket and gate.
+func (e *Engine) Snapshot() Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.clock.Now()
+	invalid, _ := e.invalid.count(now)
+	s := Snapshot{
+		Time: now, GlobalLimit: e.cfg.GlobalLimit, GlobalInWindow: e.global.count(now),
+		GlobalGateUntil: e.gateUntil, EdgeBlockedUntil: e.edgeUntil, Unauthorized: e.unauthorized,
+		InvalidRequests: invalid, InvalidLimit: e.cfg.InvalidLimit, DeadWebhooks: len(e.deadWebhooks),
+	}
+	for _, b := range e.buckets {
+		rl := make(map[string]int64, len(b.rateLimited))
+		for k, v := range b.rateLimited {
+			rl[k] = v
+		}
+		s.Buckets = append(s.Buckets, BucketSnapshot{
+			Name: b.name, Route: b.route.Key(), QueueLength: b.queue.Len(), InFlight: b.inflight,
+			Known: b.known, Limit: b.limit, Remaining: max(b.remaining, 0), ResetAt: b.resetAt, BlockedUntil: b.blockedUntil,
+			Processed: b.processed, Retried: b.retried, RateLimited: rl, TimedOut: b.timedOut, Cancelled: b.cancelled,
+			ConsecutiveFailures: b.failures, Breaker: string(b.breaker),
+		})
+	}
+	return s
+}

@@ -1,0 +1,327 @@
+package transport
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// startWorker makes sure a goroutine serves b's queue. The lock is held.
+func (e *Engine) startWorker(b *bucket) {
+	if b.running {
+		return
+	}
+	b.running = true
+	go e.work(b)
+}
+
+// work sends b's requests one at a time, in rank order, each when every
+// limit allows it; it exits when the queue is empty. One request in flight
+// per bucket keeps Remaining exact, so a burst sees no 429 in steady state.
+func (e *Engine) work(b *bucket) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for b.queue.Len() > 0 {
+		// The queue is read under the lock below, so earlier wake-ups are
+		// stale; dropping them keeps sleep from returning early.
+		select {
+		case <-b.wake:
+		default:
+		}
+		it := b.queue[0]
+		now := e.clock.Now()
+		if err := e.refuse(it, now); err != nil {
+			e.deliver(b.pop(), nil, nil, err)
+			continue
+		}
+		if wait, scope := e.gateWait(b, it.route, now); wait > 0 {
+			if it.hasMaxWait && wait > it.maxWait {
+				e.metrics.outcome(it.route, "max_wait")
+				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: scope, RetryAfter: wait})
+				continue
+			}
+			e.sleep(b, wait)
+			continue
+		}
+		if b.breaker == breakerOpen {
+			if now.Before(b.openedAt.Add(e.cfg.BreakerReset)) {
+				e.metrics.outcome(it.route, "circuit_open")
+				e.deliver(b.pop(), nil, nil, b.circuitError(it.route, now, e.cfg.BreakerReset, now.Sub(it.enqueued)))
+				continue
+			}
+			b.breaker = breakerHalfOpen // this request is the one probe
+		}
+		b.pop()
+		if !it.route.Exempt {
+			e.global.take(now)
+		}
+		b.remaining--
+		b.inflight = true
+		e.metrics.queueWait.WithLabelValues(it.route.Key()).Observe(now.Sub(it.enqueued).Seconds())
+		e.mu.Unlock()
+		resp, body, wrote, err := e.send(it)
+		e.mu.Lock()
+		b.inflight = false
+		e.handle(b, it, resp, body, wrote, err)
+	}
+	b.running = false
+}
+
+// sleep waits d or until the queue changes, without the lock.
+func (e *Engine) sleep(b *bucket, d time.Duration) {
+	e.mu.Unlock()
+	t := e.clock.NewTimer(d)
+	select {
+	case <-t.Chan():
+	case <-b.wake:
+	}
+	t.Stop()
+	e.mu.Lock()
+}
+
+// refuse is the check repeated at send time for states that may have begun
+// while the request waited. The lock is held.
+func (e *Engine) refuse(it *item, now time.Time) error {
+	if e.unauthorized {
+		return ErrUnauthorized
+	}
+	if it.route.Webhook != "" && e.deadWebhooks[it.route.Webhook] {
+		return &APIError{Route: it.route.Key(), Status: http.StatusNotFound, Code: 10015,
+			Message: "Unknown Webhook (an earlier request got 404; the webhook is not used again)"}
+	}
+	return e.checkInvalidBudget(now)
+}
+
+// send makes one attempt. wrote reports whether the request may have
+// reached Discord, which decides whether a lost answer is an unknown outcome.
+func (e *Engine) send(it *item) (resp *http.Response, body []byte, wrote bool, err error) {
+	var written atomic.Bool
+	req := newAttempt(it)
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(true) },
+	}))
+	resp, err = e.cfg.Base.RoundTrip(req)
+	if err != nil {
+		// A RoundTripper that does not report writes gets the cautious
+		// answer: only a failed dial proves nothing was sent.
+		var op *net.OpError
+		dialFailed := errors.As(err, &op) && op.Op == "dial"
+		return nil, nil, written.Load() || !dialFailed, err
+	}
+	body, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, true, err
+	}
+	return resp, body, true, nil
+}
+
+// handle acts on one attempt's outcome: deliver it, or queue it again after
+// the wait Discord asked for or a backoff. The lock is held.
+func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, wrote bool, err error) {
+	now := e.clock.Now()
+	r := it.route
+	if err != nil {
+		if it.ctx.Err() != nil {
+			b.cancelled++
+			e.deliver(it, nil, nil, it.ctx.Err())
+			return
+		}
+		if wrote && !it.idempotent {
+			e.failure(b, now)
+			e.metrics.outcome(r, "unknown_outcome")
+			e.deliver(it, nil, nil, &UnknownOutcomeError{Route: r.Key(), Err: errDropped})
+			return
+		}
+		e.retryAfterFailure(b, b, it, 0, err, now)
+		return
+	}
+	e.metrics.requests.WithLabelValues(r.Key(), statusLabel(resp.StatusCode)).Inc()
+	own := b // the bucket whose worker runs this
+	if h := parseBucketHeaders(resp.Header); h.ok {
+		b = e.learn(b, r, h, now)
+		it.bucket = b
+	}
+	status := resp.StatusCode
+	switch {
+	case status == http.StatusTooManyRequests:
+		e.rateLimited(own, b, it, resp, body, now)
+	case status >= 500:
+		if !it.idempotent && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
+			// A gateway lost the upstream answer: the mutation may have happened.
+			e.failure(b, now)
+			e.metrics.outcome(r, "unknown_outcome")
+			e.deliver(it, resp, body, &UnknownOutcomeError{Route: r.Key(), Status: status, Err: errDropped})
+			return
+		}
+		e.retryAfterFailure(own, b, it, status, nil, now)
+	case status == http.StatusUnauthorized:
+		e.invalid.add(now)
+		e.unauthorized = true
+		e.log.Error("Discord rejected the bot token; all REST requests stop until restart", "route", r.Key())
+		e.deliver(it, resp, body, parseAPIError(r.Key(), status, body))
+	case status >= 400:
+		e.success(b)
+		if status == http.StatusForbidden {
+			e.invalid.add(now)
+		}
+		if status == http.StatusNotFound && r.Webhook != "" {
+			e.deadWebhooks[r.Webhook] = true
+			e.log.Warn("webhook answered 404; it will not be used again", "route", r.Key(), "bucket", b.name)
+		}
+		e.deliver(it, resp, body, parseAPIError(r.Key(), status, body))
+	default:
+		e.success(b)
+		e.deliver(it, resp, body, nil)
+	}
+}
+
+// learn applies a response's bucket headers, remapping the route when
+// Discord names a hash this route was not filed under; the route's queued
+// requests move to the new bucket. It returns the bucket the headers
+// describe. The lock is held.
+func (e *Engine) learn(b *bucket, r Route, h bucketHeaders, now time.Time) *bucket {
+	target := b
+	if h.hash != "" && h.hash != b.hash {
+		previous := e.routeHash[r.Key()]
+		e.routeHash[r.Key()] = h.hash
+		if previous != "" {
+			e.log.Info("Discord changed a route's bucket", "route", r.Key(), "from", previous, "to", h.hash)
+		}
+		id := bucketID(h.hash, r)
+		if _, exists := e.buckets[id]; !exists && b.hash == "" {
+			// A bucket filed under its route takes the hash's name, keeping
+			// its queue, worker and counters.
+			delete(e.buckets, b.id)
+			b.id, b.hash, b.name = id, h.hash, displayName(h.hash, r)
+			e.buckets[id] = b
+		} else {
+			target = e.bucketFor(r)
+			for i := 0; i < b.queue.Len(); {
+				if q := b.queue[i]; q.route.Key() == r.Key() {
+					b.remove(q)
+					target.push(q)
+					continue
+				}
+				i++
+			}
+			if target.queue.Len() > 0 {
+				e.startWorker(target)
+			}
+		}
+	}
+	target.learn(h, now)
+	target.lastUsed = now
+	return target
+}
+
+// rateLimited handles a 429 by its scope and queues the request again,
+// unless it has had MaxRetries 429s already. The lock is held.
+func (e *Engine) rateLimited(own, b *bucket, it *item, resp *http.Response, body []byte, now time.Time) {
+	t := parse429(resp.Header, body)
+	until := now.Add(t.retryAfter)
+	b.rateLimited[t.scope]++
+	e.metrics.rateLimited.WithLabelValues(it.route.Key(), t.scope).Inc()
+	if t.scope != "shared" {
+		e.invalid.add(now)
+	}
+	switch t.scope {
+	case "global":
+		e.gateUntil = later(e.gateUntil, until)
+	case "edge":
+		e.edgeUntil = later(e.edgeUntil, until)
+		e.log.Error("ALERT: Discord's edge blocked this bot (header-less 429); all REST stops",
+			"retry_after", t.retryAfter, "route", it.route.Key())
+	default:
+		b.blockedUntil = later(b.blockedUntil, until)
+		b.blockedScope = t.scope
+	}
+	it.retries.rateLimited++
+	if it.retries.rateLimited > e.cfg.MaxRetries {
+		e.deliver(it, resp, body, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: t.scope, RetryAfter: t.retryAfter})
+		return
+	}
+	b.retried++
+	e.metrics.retries.WithLabelValues(it.route.Key(), "429").Inc()
+	e.requeue(own, b, it)
+}
+
+// retryAfterFailure backs off after a 5xx or network error, or gives up
+// after MaxRetries or when the failure opened the bucket's circuit.
+func (e *Engine) retryAfterFailure(own, b *bucket, it *item, status int, err error, now time.Time) {
+	e.failure(b, now)
+	it.retries.failed++
+	if b.breaker == breakerOpen {
+		e.deliver(it, nil, nil, b.circuitError(it.route, now, e.cfg.BreakerReset, now.Sub(it.enqueued)))
+		return
+	}
+	if it.retries.failed > e.cfg.MaxRetries {
+		e.deliver(it, nil, nil, &TransientError{Route: it.route.Key(), Bucket: b.name, Status: status, Attempts: it.retries.failed, Err: err})
+		return
+	}
+	// The backoff only ever extends a wait Discord asked for.
+	b.blockedUntil = later(b.blockedUntil, now.Add(e.backoff(it.retries.failed)))
+	b.blockedScope = "backoff"
+	b.retried++
+	reason := "network"
+	if status != 0 {
+		reason = "5xx"
+	}
+	e.metrics.retries.WithLabelValues(it.route.Key(), reason).Inc()
+	e.requeue(own, b, it)
+}
+
+// requeue puts a request back in its place (its rank is unchanged, so it
+// goes before later ones). b may differ from own, the bucket whose worker
+// runs this, when the route was just remapped; then b's worker is woken or
+// started. The lock is held.
+func (e *Engine) requeue(own, b *bucket, it *item) {
+	b.push(it)
+	if b != own {
+		b.signal()
+		e.startWorker(b)
+	}
+}
+
+// failure counts a failed attempt for the circuit breaker.
+func (e *Engine) failure(b *bucket, now time.Time) {
+	b.failures++
+	if b.breaker == breakerHalfOpen || (b.breaker == breakerClosed && b.failures >= e.cfg.BreakerThreshold) {
+		b.breaker, b.openedAt = breakerOpen, now
+		e.log.Warn("circuit opened", "bucket", b.name, "route", b.route.Key(), "consecutive_failures", b.failures)
+	}
+}
+
+// success closes the circuit: Discord answered, even if with a 4xx.
+func (e *Engine) success(b *bucket) {
+	if b.breaker != breakerClosed {
+		e.log.Info("circuit closed", "bucket", b.name, "route", b.route.Key())
+	}
+	b.failures, b.breaker = 0, breakerClosed
+}
+
+// deliver hands the outcome to the waiting caller. The lock is held.
+func (e *Engine) deliver(it *item, resp *http.Response, body []byte, err error) {
+	if it.bucket != nil {
+		it.bucket.processed++
+	}
+	if resp != nil {
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	it.done <- result{resp: resp, err: err}
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func statusLabel(code int) string { return strconv.Itoa(code) }
