@@ -42,7 +42,9 @@ func TestServerErrorsBackOff(t *testing.T) {
 
 func TestServerErrorRetriesAreBounded(t *testing.T) {
 	t.Parallel()
-	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 500, body: `{"message":"500: Internal Server Error","code":0}`} })
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		return reply{status: 500, body: `{"message":"500: Internal Server Error","code":0}`}
+	})
 	e := d.engine(Config{MaxRetries: 2, BackoffBase: 10 * time.Millisecond, BackoffCap: 10 * time.Millisecond})
 	ch := d.send(t.Context(), e, "GET", "/channels/1")
 	for n := 1; n <= 2; n++ {
@@ -114,7 +116,9 @@ func TestLostAnswers(t *testing.T) {
 // request that is an unknown outcome, not a retry.
 func TestBadGatewayOnCreateIsUnknownOutcome(t *testing.T) {
 	t.Parallel()
-	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 502, body: `{"message":"502: Bad Gateway","code":0}`} })
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		return reply{status: 502, body: `{"message":"502: Bad Gateway","code":0}`}
+	})
 	e := d.engine(Config{})
 	c := wait(t, d.send(t.Context(), e, "POST", msgs))
 	var uo *UnknownOutcomeError
@@ -178,7 +182,9 @@ func TestClassifyDiscordErrors(t *testing.T) {
 // A 401 stops every later request without sending it.
 func TestUnauthorizedStopsAllRest(t *testing.T) {
 	t.Parallel()
-	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 401, body: `{"message":"401: Unauthorized","code":0}`} })
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		return reply{status: 401, body: `{"message":"401: Unauthorized","code":0}`}
+	})
 	e := d.engine(Config{})
 	wait(t, d.send(t.Context(), e, "GET", "/users/@me"))
 	c := wait(t, d.send(t.Context(), e, "GET", "/channels/1"))
@@ -214,7 +220,9 @@ func TestDeadWebhook(t *testing.T) {
 // 10-minute window slides.
 func TestInvalidRequestBudget(t *testing.T) {
 	t.Parallel()
-	d := newDiscord(t, func(r *http.Request, n int) reply { return reply{status: 403, body: `{"message":"Missing Permissions","code":50013}`} })
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		return reply{status: 403, body: `{"message":"Missing Permissions","code":50013}`}
+	})
 	e := d.engine(Config{InvalidLimit: 3})
 	for range 3 {
 		wait(t, d.send(t.Context(), e, "PUT", "/guilds/5/members/6/roles/7"))

@@ -229,4 +229,3 @@ func TestMaxWaitCountsTheQueueAhead(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal estimating more than 6 s", c.err)
 	}
 }
-

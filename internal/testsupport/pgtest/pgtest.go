@@ -5,6 +5,19 @@
 // initdb and pg_ctl on PATH or under /usr/lib/postgresql/*/bin. Databases are
 // named after the process, a counter and random bits, so parallel tests and
 // parallel test binaries never share one.
+//
+// A package using pgtest runs its tests through Main:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		t.Parallel()
+//		pool := pgtest.Pool(t) // a fresh, empty database
+//		...
+//	}
+//
+// Tests that must see Postgres go away use StartCluster, never the shared
+// server.
 package pgtest
 
 import (

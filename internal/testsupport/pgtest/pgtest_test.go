@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -60,10 +61,11 @@ func TestTablesAreInvisibleAcrossDatabases(t *testing.T) {
 func TestDatabaseIsDroppedOnCleanup(t *testing.T) {
 	t.Parallel()
 	var name string
+	outer := t
 	t.Run("owner", func(t *testing.T) {
-		// The connection stays open on purpose: the drop must not wait for
-		// tests to close theirs.
-		conn := connect(t, URL(t))
+		// The connection outlives the subtest on purpose: the drop must not
+		// wait for tests to close theirs.
+		conn := connect(outer, URL(t))
 		if err := conn.QueryRow(t.Context(), "SELECT current_database()").Scan(&name); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +85,7 @@ func TestTemplateIsSetUpOnceAndCloned(t *testing.T) {
 	t.Parallel()
 	var setups atomic.Int32
 	tpl := &Template{
-		Name: "test-once",
+		Name: "once-" + rand.Text(),
 		Setup: func(ctx context.Context, url string) error {
 			setups.Add(1)
 			conn, err := pgx.Connect(ctx, url)
@@ -126,7 +128,7 @@ func TestTemplateSetupErrorIsReturnedToEveryCaller(t *testing.T) {
 	var setups atomic.Int32
 	broken := errors.New("migration 3 is broken")
 	tpl := &Template{
-		Name: "test-broken",
+		Name: "broken-" + rand.Text(),
 		Setup: func(context.Context, string) error {
 			setups.Add(1)
 			return broken

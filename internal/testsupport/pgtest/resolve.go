@@ -21,6 +21,9 @@ const (
 	// binGlob is where Debian and Ubuntu install the server binaries, which
 	// are not on PATH there.
 	binGlob = "/usr/lib/postgresql/*/bin"
+	// installHint ends every error that means PostgreSQL is missing.
+	installHint = "install PostgreSQL 13 or newer (Debian/Ubuntu: apt-get install postgresql; " +
+		"Fedora: dnf install postgresql-server; macOS: brew install postgresql)"
 )
 
 // resolver decides which server a test process uses. Its inputs are fields
@@ -60,10 +63,9 @@ func (r resolver) resolve(ctx context.Context) (string, *Cluster, error) {
 	dir, ok := findBinDir(r.getenv("PATH"), r.binGlobs)
 	if !ok {
 		return "", nil, fmt.Errorf("pgtest: no PostgreSQL to test against: DATABASE_URL is unset, "+
-			"the default server did not answer (%v), and initdb, pg_ctl and postgres are neither on PATH nor under %s. "+
-			"Install PostgreSQL 13 or newer (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server; "+
-			"macOS: brew install postgresql) or set DATABASE_URL to a server where you may create databases",
-			probeErr, strings.Join(r.binGlobs, ", "))
+			"the default server did not answer (%v), and initdb, pg_ctl and postgres are neither on PATH nor under %s: "+
+			"%s, or set DATABASE_URL to a server where you may create databases",
+			probeErr, strings.Join(r.binGlobs, ", "), installHint)
 	}
 	c, err := r.startCluster(ctx, dir)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -122,7 +123,7 @@ func TestResolveWithoutPostgresSaysHowToInstall(t *testing.T) {
 	if err == nil {
 		t.Fatal("resolve succeeded with no Postgres anywhere")
 	}
-	for _, want := range []string{"Install PostgreSQL", "apt-get install postgresql", "DATABASE_URL"} {
+	for _, want := range []string{"install PostgreSQL", "apt-get install postgresql", "DATABASE_URL"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -183,5 +184,39 @@ func writeExecutable(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestServerIsResolvedOncePerProcess(t *testing.T) {
+	t.Parallel()
+	var lookups atomic.Int32
+	p := newProcess(resolver{
+		getenv: func(k string) string {
+			if k == "DATABASE_URL" {
+				lookups.Add(1)
+			}
+			return ""
+		},
+		defaultURL:   unreachableURL(t),
+		probeTimeout: 5 * time.Second,
+		startCluster: noCluster(t),
+	})
+	p.inMain = true
+	for range 3 {
+		if _, err := p.server(t.Context()); err == nil {
+			t.Fatal("server succeeded with nothing to resolve to")
+		}
+	}
+	if got := lookups.Load(); got != 1 {
+		t.Fatalf("resolved %d times, want 1", got)
+	}
+}
+
+func TestServerRequiresMain(t *testing.T) {
+	t.Parallel()
+	p := newProcess(resolver{getenv: env(nil), startCluster: noCluster(t)})
+	_, _, err := p.createDatabase(t.Context(), nil)
+	if err == nil || !strings.Contains(err.Error(), "pgtest.Main(m)") {
+		t.Fatalf("createDatabase outside Main: error %v, want one naming pgtest.Main(m)", err)
 	}
 }
