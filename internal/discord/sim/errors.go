@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// JSON error codes Discord answers with, from its error code reference.
+const (
+	codeGeneral              = 0
+	codeUnknownChannel       = 10003
+	codeUnknownGuild         = 10004
+	codeUnknownMember        = 10007
+	codeUnknownMessage       = 10008
+	codeUnknownRole          = 10011
+	codeUnknownWebhook       = 10015
+	codeUnknownInteraction   = 10062
+	codeMaxRoles             = 30005
+	codeMaxWebhooks          = 30007
+	codeMaxChannels          = 30013
+	codeAlreadyAcknowledged  = 40060
+	codeMissingAccess        = 50001
+	codeEmptyMessage         = 50006
+	codeMissingPermissions   = 50013
+	codeInvalidWebhookToken  = 50027
+	codeInvalidFormBody      = 50035
+	codeThreadArchived       = 50083
+	codeInvalidJSON          = 50109
+	codeInvalidThreadChannel = 50024
+)
+
+// apiError is a Discord error response: an HTTP status and the JSON body
+// {"code": N, "message": "..."} with, for 50035, the nested errors object.
+type apiError struct {
+	status  int
+	code    int
+	message string
+	errors  map[string]any
+}
+
+func (e *apiError) Error() string { return strconv.Itoa(e.code) + " " + e.message }
+
+func (e *apiError) body() map[string]any {
+	b := map[string]any{"code": e.code, "message": e.message}
+	if e.errors != nil {
+		b["errors"] = e.errors
+	}
+	return b
+}
+
+func errUnknown(code int) *apiError {
+	msgs := map[int]string{
+		codeUnknownChannel:     "Unknown Channel",
+		codeUnknownGuild:       "Unknown Guild",
+		codeUnknownMember:      "Unknown Member",
+		codeUnknownMessage:     "Unknown Message",
+		codeUnknownRole:        "Unknown Role",
+		codeUnknownWebhook:     "Unknown Webhook",
+		codeUnknownInteraction: "Unknown interaction",
+	}
+	return &apiError{status: http.StatusNotFound, code: code, message: msgs[code]}
+}
+
+var (
+	errMissingAccess      = &apiError{status: http.StatusForbidden, code: codeMissingAccess, message: "Missing Access"}
+	errMissingPermissions = &apiError{status: http.StatusForbidden, code: codeMissingPermissions, message: "Missing Permissions"}
+	errEmptyMessage       = &apiError{status: http.StatusBadRequest, code: codeEmptyMessage, message: "Cannot send an empty message"}
+	errAlreadyAcked       = &apiError{status: http.StatusBadRequest, code: codeAlreadyAcknowledged, message: "Interaction has already been acknowledged."}
+	errInvalidJSON        = &apiError{status: http.StatusBadRequest, code: codeInvalidJSON, message: "The request body contains invalid JSON."}
+	errInvalidToken       = &apiError{status: http.StatusUnauthorized, code: codeInvalidWebhookToken, message: "Invalid Webhook Token"}
+	errUnauthorized       = &apiError{status: http.StatusUnauthorized, code: codeGeneral, message: "401: Unauthorized"}
+	errNotFound           = &apiError{status: http.StatusNotFound, code: codeGeneral, message: "404: Not Found"}
+	errMethodNotAllowed   = &apiError{status: http.StatusMethodNotAllowed, code: codeGeneral, message: "405: Method Not Allowed"}
+	errThreadArchived     = &apiError{status: http.StatusBadRequest, code: codeThreadArchived, message: "Thread is archived"}
+	errNotThread          = &apiError{status: http.StatusBadRequest, code: codeInvalidThreadChannel, message: "Invalid thread channel"}
+	errMaxWebhooks        = &apiError{status: http.StatusBadRequest, code: codeMaxWebhooks, message: "Maximum number of webhooks reached (15)"}
+	errMaxChannels        = &apiError{status: http.StatusBadRequest, code: codeMaxChannels, message: "Maximum number of guild channels reached (500)"}
+	errMaxRoles           = &apiError{status: http.StatusBadRequest, code: codeMaxRoles, message: "Maximum number of guild roles reached (250)"}
+)
+
+// formErrors collects field errors for a 50035 Invalid Form Body answer.
+// Paths are dotted ("components.0.components.1.custom_id") and become the
+// nested objects Discord sends.
+type formErrors struct {
+	prefix string // path of the object being validated inside the body
+	errors map[string]any
+}
+
+func (f *formErrors) add(path, code, message string) {
+	path = strings.TrimPrefix(f.prefix+"."+path, ".")
+	if f.errors == nil {
+		f.errors = map[string]any{}
+	}
+	node := f.errors
+	for _, part := range strings.Split(path, ".") {
+		if part == "" {
+			continue
+		}
+		child, ok := node[part].(map[string]any)
+		if !ok {
+			child = map[string]any{}
+			node[part] = child
+		}
+		node = child
+	}
+	list, _ := node["_errors"].([]any)
+	node["_errors"] = append(list, map[string]any{"code": code, "message": message})
+}
+
+func (f *formErrors) maxLen(path string, got, max int) {
+	if got > max {
+		f.add(path, "BASE_TYPE_MAX_LENGTH", "Must be "+strconv.Itoa(max)+" or fewer in length.")
+	}
+}
+
+func (f *formErrors) between(path string, got, min, max int) {
+	if got < min || got > max {
+		f.add(path, "BASE_TYPE_BAD_LENGTH", "Must be between "+strconv.Itoa(min)+" and "+strconv.Itoa(max)+" in length.")
+	}
+}
+
+func (f *formErrors) required(path string) {
+	f.add(path, "BASE_TYPE_REQUIRED", "This field is required")
+}
+
+// err returns the 50035 error, or nil when no field failed.
+func (f *formErrors) err() *apiError {
+	if f.errors == nil {
+		return nil
+	}
+	return &apiError{status: http.StatusBadRequest, code: codeInvalidFormBody, message: "Invalid Form Body", errors: f.errors}
+}

@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/herald-bot/herald/internal/discord/sim/wsgateway"
+)
+
+// newGateway builds the websocket gateway, with READY and GUILD_CREATE
+// taken from the simulator's state at IDENTIFY.
+func newGateway(s *Server) *wsgateway.Gateway {
+	return wsgateway.New(wsgateway.Config{
+		Clock:             s.clock,
+		HeartbeatInterval: s.scaled(s.opts.HeartbeatInterval),
+		Authorize: func(token string) bool {
+			return s.opts.Token == "" || token == s.opts.Token
+		},
+		Ready:  s.ready,
+		Logger: s.opts.Logger,
+	})
+}
+
+func (s *Server) ready(shardID, shardCount int) wsgateway.Ready {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	user, _ := json.Marshal(s.st.renderUser(s.st.botID))
+	app, _ := json.Marshal(map[string]any{"id": s.st.botID, "flags": 0})
+	r := wsgateway.Ready{User: user, Application: app}
+	for _, id := range s.st.guildOrder {
+		if shardCount > 1 {
+			n, _ := strconv.ParseUint(id, 10, 64)
+			if int((n>>22)%uint64(shardCount)) != shardID {
+				continue
+			}
+		}
+		g, _ := json.Marshal(s.st.renderGatewayGuild(s.st.guilds[id]))
+		r.Guilds = append(r.Guilds, g)
+	}
+	return r
+}
+
+// GatewaySessions is the number of connected gateway sessions.
+func (s *Server) GatewaySessions() int { return s.gw.Sessions() }
+
+func gatewayURL(r *http.Request) string {
+	scheme := "ws"
+	if r.TLS != nil {
+		scheme = "wss"
+	}
+	return scheme + "://" + r.Host + "/gateway-ws"
+}
+
+func getGateway(s *Server, rq *request) (any, *apiError) {
+	return map[string]any{"url": gatewayURL(rq.r)}, nil
+}
+
+func getGatewayBot(s *Server, rq *request) (any, *apiError) {
+	return map[string]any{
+		"url":    gatewayURL(rq.r),
+		"shards": 1,
+		"session_start_limit": map[string]any{
+			"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1,
+		},
+	}, nil
+}
+
+func getCurrentUser(s *Server, rq *request) (any, *apiError) {
+	u := s.st.renderUser(s.st.botID)
+	u["mfa_enabled"] = false
+	u["locale"] = "en-US"
+	u["verified"] = true
+	return u, nil
+}

@@ -1,0 +1,258 @@
+package sim
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Interaction kinds of the control API and their Discord types.
+const (
+	kindCommand   = "command"
+	kindComponent = "component"
+	kindModal     = "modal"
+)
+
+// Interaction callback types.
+const (
+	callbackMessage         = 4
+	callbackDeferredMessage = 5
+	callbackDeferredUpdate  = 6
+	callbackUpdateMessage   = 7
+	callbackModal           = 9
+)
+
+// flagLoading marks the "is thinking..." message of a deferred response.
+const flagLoading = 1 << 7
+
+type interaction struct {
+	id        string
+	token     string
+	kind      string
+	guildID   string
+	channelID string
+	userID    string
+	messageID string // the message a component sits on
+	createdAt time.Time
+	payload   map[string]any // the INTERACTION_CREATE data
+
+	acked      bool
+	ackType    int
+	ackLatency time.Duration
+	originalID string
+	followups  []string
+}
+
+func (s *state) interactionByToken(token string) *interaction {
+	for _, in := range s.interactions {
+		if in.token == token {
+			return in
+		}
+	}
+	return nil
+}
+
+func errBadCallback() *apiError {
+	var f formErrors
+	f.add("type", "BASE_TYPE_CHOICES", "Value must be one of {4, 5, 6, 7, 9}.")
+	return f.err()
+}
+
+func interactionCallback(s *Server, rq *request) (any, *apiError) {
+	in, ok := s.st.interactions[rq.params["interaction_id"]]
+	if !ok || in.token != rq.params["interaction_token"] {
+		return nil, errUnknown(codeUnknownInteraction)
+	}
+	var body struct {
+		Type *int            `json:"type"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	if body.Type == nil {
+		var f formErrors
+		f.required("type")
+		return nil, f.err()
+	}
+	typ := *body.Type
+	onMessage := in.messageID != ""
+	switch {
+	case typ == callbackMessage, typ == callbackDeferredMessage, typ == callbackModal && in.kind != kindModal:
+	case (typ == callbackDeferredUpdate || typ == callbackUpdateMessage) && onMessage:
+	default:
+		return nil, errBadCallback()
+	}
+	data := &messageBody{}
+	if typ == callbackModal {
+		if err := validateModal(body.Data); err != nil {
+			return nil, err
+		}
+	} else if err := decodeJSON(body.Data, data, "data"); err != nil {
+		return nil, err
+	}
+	if typ == callbackMessage || typ == callbackUpdateMessage {
+		if err := data.validate("data", len(rq.files), typ == callbackMessage); err != nil {
+			return nil, err
+		}
+	}
+	if in.acked {
+		return nil, errAlreadyAcked
+	}
+	// Discord forgets an interaction that was not answered in time.
+	if rq.now.Sub(in.createdAt) > s.scaled(interactionDeadline) {
+		return nil, errUnknown(codeUnknownInteraction)
+	}
+	c := s.st.channels[in.channelID]
+	switch typ {
+	case callbackMessage:
+		in.originalID = s.interactionPost(rq, in, c, data).id
+	case callbackDeferredMessage:
+		flags := flagLoading
+		if data.Flags != nil {
+			flags |= *data.Flags & flagEphemeral
+		}
+		in.originalID = s.interactionPost(rq, in, c, &messageBody{Flags: &flags}).id
+	case callbackDeferredUpdate, callbackUpdateMessage:
+		in.originalID = in.messageID
+		if m, ok := s.st.messages[in.messageID]; ok && typ == callbackUpdateMessage {
+			s.applyEdit(rq, m, data)
+			s.emitUpdate(rq, m)
+		}
+	}
+	in.acked, in.ackType = true, typ
+	in.ackLatency = rq.now.Sub(in.createdAt)
+	s.stats.ackLatenciesMS = append(s.stats.ackLatenciesMS, ms(in.ackLatency))
+	if rq.r.URL.Query().Get("with_response") != "true" {
+		return nil, nil
+	}
+	resp := map[string]any{"interaction": map[string]any{
+		"id": in.id, "type": interactionType(in.kind),
+		"response_message_id":        nilIfEmpty(in.originalID),
+		"response_message_loading":   typ == callbackDeferredMessage,
+		"response_message_ephemeral": data.Flags != nil && *data.Flags&flagEphemeral != 0,
+	}}
+	if m, ok := s.st.messages[in.originalID]; ok {
+		resp["resource"] = map[string]any{"type": typ, "message": s.st.renderMessage(m)}
+	}
+	return resp, nil
+}
+
+// validateModal checks a modal callback's data: custom_id, title and one
+// to five rows.
+func validateModal(raw json.RawMessage) *apiError {
+	var modal struct {
+		CustomID   *string `json:"custom_id"`
+		Title      *string `json:"title"`
+		Components []any   `json:"components"`
+	}
+	if err := decodeJSON(raw, &modal, "data"); err != nil {
+		return err
+	}
+	var f formErrors
+	if modal.CustomID == nil {
+		f.required("data.custom_id")
+	} else {
+		f.between("data.custom_id", len([]rune(*modal.CustomID)), 1, maxCustomID)
+	}
+	if modal.Title == nil {
+		f.required("data.title")
+	} else {
+		f.between("data.title", len([]rune(*modal.Title)), 1, 45)
+	}
+	f.between("data.components", len(modal.Components), 1, maxActionRows)
+	return f.err()
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// interactionPost stores a message sent by the application for an
+// interaction. Ephemeral messages stay out of the channel's history.
+func (s *Server) interactionPost(rq *request, in *interaction, c *channel, body *messageBody) *message {
+	m := s.buildMessage(rq, c, body, s.st.botID)
+	m.webhookID, m.applicationID, m.interaction = s.st.botID, s.st.botID, in.id
+	if m.flags&flagEphemeral != 0 {
+		s.st.messages[m.id] = m
+		return m
+	}
+	s.postMessage(rq, c, m)
+	return m
+}
+
+// liveInteraction finds the interaction a /webhooks/{application_id}/{token}
+// path names: 10015 when unknown or not acknowledged yet, 50027 once the
+// token's 15 minutes are over.
+func (s *Server) liveInteraction(rq *request) (*interaction, *apiError) {
+	in := s.st.interactionByToken(rq.params["webhook_token"])
+	if in == nil {
+		return nil, errUnknown(codeUnknownWebhook)
+	}
+	if rq.now.Sub(in.createdAt) > s.scaled(interactionTokenTTL) {
+		return nil, errInvalidToken
+	}
+	if !in.acked {
+		return nil, errUnknown(codeUnknownWebhook)
+	}
+	return in, nil
+}
+
+// followUp sends a follow-up message. After a deferred response the
+// first follow-up fills the "thinking" message, as Discord does.
+func (s *Server) followUp(rq *request) (any, *apiError) {
+	in, err := s.liveInteraction(rq)
+	if err != nil {
+		return nil, err
+	}
+	var body messageBody
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	if err := body.validate("", len(rq.files), true); err != nil {
+		return nil, err
+	}
+	if orig, ok := s.st.messages[in.originalID]; ok && orig.flags&flagLoading != 0 {
+		orig.flags &^= flagLoading
+		if body.Flags != nil {
+			body.Flags = ptr(*body.Flags &^ flagEphemeral)
+		}
+		s.applyEdit(rq, orig, &body)
+		in.followups = append(in.followups, orig.id)
+		return s.emitUpdate(rq, orig), nil
+	}
+	m := s.interactionPost(rq, in, s.st.channels[in.channelID], &body)
+	in.followups = append(in.followups, m.id)
+	return s.st.renderMessage(m), nil
+}
+
+// interactionMessage resolves @original or a follow-up id of a live
+// interaction.
+func (s *Server) interactionMessage(rq *request) (*message, *apiError) {
+	in, err := s.liveInteraction(rq)
+	if err != nil {
+		return nil, err
+	}
+	id := rq.params["message_id"]
+	if id == "" {
+		id = in.originalID
+	}
+	known := id == in.originalID
+	for _, f := range in.followups {
+		known = known || f == id
+	}
+	m, ok := s.st.messages[id]
+	if !known || !ok {
+		return nil, errUnknown(codeUnknownMessage)
+	}
+	return m, nil
+}
+
+func interactionType(kind string) int {
+	switch kind {
+	case kindComponent:
+		return 3
+	case kindModal:
+		return 5
+	}
+	return 2
+}

@@ -1,0 +1,167 @@
+package sim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+func (w *world) command(t *testing.T) sim.InteractionCreated {
+	t.Helper()
+	return w.Interact(sim.InteractionRequest{GuildID: w.g.ID, ChannelID: w.g.Channel("general"), UserID: w.g.Member("bob"), Kind: "command", Name: "ticket"})
+}
+
+func callbackPath(in sim.InteractionCreated) string {
+	return "/interactions/" + in.ID + "/" + in.Token + "/callback"
+}
+
+func TestInteractionDeadline(t *testing.T) {
+	tests := []struct {
+		wait time.Duration
+		want int
+	}{
+		{2999 * time.Millisecond, 204},
+		{3 * time.Second, 204},
+		{3001 * time.Millisecond, 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wait.String(), func(t *testing.T) {
+			w := newWorld(t)
+			in := w.command(t)
+			w.Clock.Advance(tt.wait)
+			r := w.Do("POST", callbackPath(in), map[string]any{"type": 5})
+			if tt.want == 404 {
+				e := wantError(t, r, 404, 10062)
+				if e.Message != "Unknown interaction" {
+					t.Fatalf("message %q", e.Message)
+				}
+				if st := w.Interaction(in.ID); st.Acked || st.AckLatencyMS != nil {
+					t.Fatalf("late ack recorded: %+v", st)
+				}
+				return
+			}
+			wantStatus(t, r, tt.want)
+			st := w.Interaction(in.ID)
+			if !st.Acked || st.AckType != 5 || st.AckLatencyMS == nil || *st.AckLatencyMS != float64(tt.wait.Milliseconds()) {
+				t.Fatalf("status %+v", st)
+			}
+		})
+	}
+}
+
+func TestInteractionAcknowledgedOnce(t *testing.T) {
+	w := newWorld(t)
+	in := w.command(t)
+	wantStatus(t, w.Do("POST", callbackPath(in), map[string]any{"type": 4, "data": map[string]any{"content": "hello"}}), 204)
+	e := wantError(t, w.Do("POST", callbackPath(in), map[string]any{"type": 4, "data": map[string]any{"content": "again"}}), 400, 40060)
+	if e.Message != "Interaction has already been acknowledged." {
+		t.Fatalf("message %q", e.Message)
+	}
+	msgs := w.Messages(w.g.Channel("general"))
+	if len(msgs) != 1 || msgs[0].Content != "hello" || msgs[0].Type != 20 {
+		t.Fatalf("messages %+v", msgs)
+	}
+	// A wrong token is an unknown interaction.
+	wantError(t, w.Do("POST", "/interactions/"+in.ID+"/nope/callback", map[string]any{"type": 5}), 404, 10062)
+}
+
+func TestInteractionTokenLifetime(t *testing.T) {
+	w := newWorld(t)
+	in := w.command(t)
+	hook := "/webhooks/" + w.g.BotUserID + "/" + in.Token
+	// No follow-up before the interaction is acknowledged.
+	wantError(t, w.DoAs("POST", hook, "", map[string]any{"content": "early"}), 404, 10015)
+	wantStatus(t, w.Do("POST", callbackPath(in), map[string]any{"type": 5}), 204)
+
+	r := w.DoAs("GET", hook+"/messages/@original", "", nil)
+	wantStatus(t, r, 200)
+	var orig struct {
+		ID    string `json:"id"`
+		Flags int    `json:"flags"`
+	}
+	r.JSON(t, &orig)
+	if orig.Flags&(1<<7) == 0 {
+		t.Fatalf("deferred original lacks the loading flag: %s", r.Body)
+	}
+	// The first follow-up after a deferral fills the thinking message.
+	first := w.DoAs("POST", hook, "", map[string]any{"content": "ticket opened"})
+	wantStatus(t, first, 200)
+	var got struct {
+		ID      string `json:"id"`
+		Content string `json:"content"`
+	}
+	first.JSON(t, &got)
+	if got.ID != orig.ID || got.Content != "ticket opened" {
+		t.Fatalf("first follow-up %s, want the original %s filled", first.Body, orig.ID)
+	}
+	wantStatus(t, w.DoAs("POST", hook, "", map[string]any{"content": "second"}), 200)
+	if st := w.Interaction(in.ID); st.Followups != 2 {
+		t.Fatalf("followups %d", st.Followups)
+	}
+	w.Clock.Advance(14*time.Minute + 59*time.Second)
+	wantStatus(t, w.DoAs("PATCH", hook+"/messages/@original", "", map[string]any{"content": "edited"}), 200)
+	w.Clock.Advance(2 * time.Second)
+	wantError(t, w.DoAs("PATCH", hook+"/messages/@original", "", map[string]any{"content": "late"}), 401, 50027)
+	wantError(t, w.DoAs("POST", hook, "", map[string]any{"content": "late"}), 401, 50027)
+	msgs := w.Messages(w.g.Channel("general"))
+	if len(msgs) != 2 || msgs[0].Content != "edited" {
+		t.Fatalf("messages after expiry: %+v", msgs)
+	}
+}
+
+func TestComponentUpdateAndEphemeral(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("roles")
+	menu := w.post(t, ch, map[string]any{"content": "pick", "components": []any{
+		map[string]any{"type": 1, "components": []any{map[string]any{"type": 2, "style": 1, "label": "News", "custom_id": "role:news"}}},
+	}})
+	in := w.Interact(sim.InteractionRequest{GuildID: w.g.ID, ChannelID: ch, UserID: w.g.Member("dave"), Kind: "component", CustomID: "role:news", MessageID: menu["id"].(string)})
+	wantStatus(t, w.Do("POST", callbackPath(in), map[string]any{"type": 7, "data": map[string]any{"content": "picked"}}), 204)
+	msgs := w.Messages(ch)
+	if len(msgs) != 1 || msgs[0].Content != "picked" || msgs[0].EditedTimestamp == nil {
+		t.Fatalf("update did not edit the menu: %+v", msgs[0])
+	}
+	// An ephemeral follow-up stays out of the channel.
+	wantStatus(t, w.DoAs("POST", "/webhooks/"+w.g.BotUserID+"/"+in.Token, "", map[string]any{"content": "only you", "flags": 64}), 200)
+	if n := len(w.Messages(ch)); n != 1 {
+		t.Fatalf("%d channel messages; the ephemeral one leaked", n)
+	}
+	// Update type is only for component interactions.
+	cmd := w.command(t)
+	wantError(t, w.Do("POST", callbackPath(cmd), map[string]any{"type": 7, "data": map[string]any{"content": "x"}}), 400, 50035)
+}
+
+func TestCallbackValidation(t *testing.T) {
+	w := newWorld(t)
+	in := w.command(t)
+	long := make([]byte, 2001)
+	for i := range long {
+		long[i] = 'a'
+	}
+	tests := []struct {
+		body  map[string]any
+		path  string
+		field string
+	}{
+		{map[string]any{"type": 4, "data": map[string]any{"content": string(long)}}, "data.content", "BASE_TYPE_MAX_LENGTH"},
+		{map[string]any{"type": 9, "data": map[string]any{"custom_id": "m", "components": row(1, "a")}}, "data.title", "BASE_TYPE_REQUIRED"},
+		{map[string]any{"type": 6}, "type", "BASE_TYPE_CHOICES"},
+		{map[string]any{}, "type", "BASE_TYPE_REQUIRED"},
+	}
+	for _, tt := range tests {
+		r := w.DoInvalid("POST", callbackPath(in), tt.body)
+		e := wantError(t, r, 400, 50035)
+		if fieldError(e, tt.path) != tt.field {
+			t.Errorf("%v: %s, want %s at %s", tt.body, r.Body, tt.field, tt.path)
+		}
+	}
+	// Rejected callbacks do not acknowledge; a valid modal does.
+	modal := map[string]any{"type": 9, "data": map[string]any{"custom_id": "ticket:new", "title": "New ticket", "components": []any{
+		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "why", "label": "Why?", "style": 2}}},
+	}}}
+	wantStatus(t, w.Do("POST", callbackPath(in), modal), 204)
+	if st := w.Interaction(in.ID); !st.Acked || st.AckType != 9 {
+		t.Fatalf("status %+v", st)
+	}
+}

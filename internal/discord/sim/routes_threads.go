@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"net/http"
+	"time"
+)
+
+func createThread(s *Server, rq *request) (any, *apiError) {
+	parent, err := s.st.channel(rq.params["channel_id"])
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Name                *string `json:"name"`
+		Type                *int    `json:"type"`
+		AutoArchiveDuration *int    `json:"auto_archive_duration"`
+		Invitable           *bool   `json:"invitable"`
+		RateLimitPerUser    *int    `json:"rate_limit_per_user"`
+	}
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	var f formErrors
+	if body.Name == nil {
+		f.required("name")
+	} else {
+		f.between("name", len([]rune(*body.Name)), 1, 100)
+	}
+	typ := channelPrivateThread
+	if body.Type != nil {
+		typ = *body.Type
+		if typ != channelPublicThread && typ != channelPrivateThread {
+			f.add("type", "BASE_TYPE_CHOICES", "Value must be one of {11, 12}.")
+		}
+	}
+	archive := 4320
+	if body.AutoArchiveDuration != nil {
+		archive = *body.AutoArchiveDuration
+		if archive != 60 && archive != 1440 && archive != 4320 && archive != 10080 {
+			f.add("auto_archive_duration", "BASE_TYPE_CHOICES", "Value must be one of {60, 1440, 4320, 10080}.")
+		}
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	if parent.typ != channelText && parent.typ != channelAnnouncement {
+		return nil, errNotThread
+	}
+	perm := permCreatePrivateThreads
+	if typ == channelPublicThread {
+		perm = permCreatePublicThreads
+	}
+	if err := s.st.requireChannel(parent, perm); err != nil {
+		return nil, err
+	}
+	t := &channel{
+		id: s.st.ids.next(rq.now), guildID: parent.guildID, name: *body.Name, typ: typ,
+		parentID: parent.id, ownerID: s.st.botID, autoArchive: archive, createdAt: rq.now,
+		archivedAt: rq.now, invitable: true,
+		threadMembers: map[string]time.Time{s.st.botID: rq.now},
+	}
+	if body.Invitable != nil {
+		t.invitable = *body.Invitable
+	}
+	if body.RateLimitPerUser != nil {
+		t.rateLimitPerUser = *body.RateLimitPerUser
+	}
+	s.st.channels[t.id] = t
+	rendered := s.st.renderChannel(t)
+	ev := s.st.renderChannel(t)
+	ev["newly_created"] = true
+	rq.emit(t.guildID, "THREAD_CREATE", ev)
+	rq.status = http.StatusCreated
+	return rendered, nil
+}
+
+// thread finds a thread the bot can see.
+func (s *Server) thread(rq *request) (*channel, *apiError) {
+	t, err := s.visibleChannel(rq)
+	if err != nil {
+		return nil, err
+	}
+	if !t.isThread() {
+		return nil, errNotThread
+	}
+	return t, nil
+}
+
+func (s *Server) botCan(c *channel, perm uint64) bool {
+	g := s.st.guilds[c.guildID]
+	return s.st.channelPermissions(g, s.st.botMember(g), c)&perm == perm
+}
+
+func addThreadMember(s *Server, rq *request) (any, *apiError) {
+	t, err := s.thread(rq)
+	if err != nil {
+		return nil, err
+	}
+	if t.archived {
+		return nil, errThreadArchived
+	}
+	if err := s.st.requireChannel(t, permSendMessagesInThreads); err != nil {
+		return nil, err
+	}
+	userID := rq.params["user_id"]
+	if userID == "@me" {
+		userID = s.st.botID
+	}
+	if _, ok := s.st.guilds[t.guildID].members[userID]; !ok {
+		return nil, errUnknown(codeUnknownMember)
+	}
+	if _, in := t.threadMembers[userID]; !in {
+		t.threadMembers[userID] = rq.now
+		rq.emit(t.guildID, "THREAD_MEMBERS_UPDATE", s.threadMembersUpdate(t, []string{userID}, nil))
+	}
+	return nil, nil
+}
+
+func removeThreadMember(s *Server, rq *request) (any, *apiError) {
+	t, err := s.thread(rq)
+	if err != nil {
+		return nil, err
+	}
+	if t.archived {
+		return nil, errThreadArchived
+	}
+	userID := rq.params["user_id"]
+	if userID == "@me" {
+		userID = s.st.botID
+	}
+	if userID != s.st.botID && !s.botCan(t, permManageThreads) && !(t.typ == channelPrivateThread && t.ownerID == s.st.botID) {
+		return nil, errMissingPermissions
+	}
+	if _, in := t.threadMembers[userID]; !in {
+		return nil, errUnknown(codeUnknownMember)
+	}
+	delete(t.threadMembers, userID)
+	rq.emit(t.guildID, "THREAD_MEMBERS_UPDATE", s.threadMembersUpdate(t, nil, []string{userID}))
+	return nil, nil
+}
+
+func (s *Server) threadMembersUpdate(t *channel, added, removed []string) map[string]any {
+	ev := map[string]any{"id": t.id, "guild_id": t.guildID, "member_count": len(t.threadMembers)}
+	if len(added) > 0 {
+		var list []any
+		for _, id := range added {
+			list = append(list, map[string]any{"id": t.id, "user_id": id, "join_timestamp": timestamp(t.threadMembers[id]), "flags": 0})
+		}
+		ev["added_members"] = list
+	}
+	if len(removed) > 0 {
+		ev["removed_member_ids"] = removed
+	}
+	return ev
+}
+
+// modifyThread applies PATCH to a thread. Locking, invitability and slow
+// mode need Manage Threads; the owner may rename, archive and unarchive
+// its own thread unless it is locked.
+func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *apiError) {
+	var f formErrors
+	if body.Name != nil {
+		f.between("name", len([]rune(*body.Name)), 1, 100)
+	}
+	if body.AutoArchiveDuration != nil {
+		switch *body.AutoArchiveDuration {
+		case 60, 1440, 4320, 10080:
+		default:
+			f.add("auto_archive_duration", "BASE_TYPE_CHOICES", "Value must be one of {60, 1440, 4320, 10080}.")
+		}
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	if err := s.st.requireChannel(t, permViewChannel); err != nil {
+		return nil, err
+	}
+	manage := s.botCan(t, permManageThreads)
+	owner := t.ownerID == s.st.botID
+	if !manage && (body.Locked != nil || body.Invitable != nil || body.RateLimitPerUser != nil || !owner) {
+		return nil, errMissingPermissions
+	}
+	if !manage && t.locked && t.archived {
+		return nil, errThreadArchived
+	}
+	if body.Name != nil {
+		t.name = *body.Name
+	}
+	if body.Locked != nil {
+		t.locked = *body.Locked
+	}
+	if body.Invitable != nil {
+		t.invitable = *body.Invitable
+	}
+	if body.RateLimitPerUser != nil {
+		t.rateLimitPerUser = *body.RateLimitPerUser
+	}
+	if body.AutoArchiveDuration != nil {
+		t.autoArchive = *body.AutoArchiveDuration
+	}
+	if body.Archived != nil && *body.Archived != t.archived {
+		t.archived = *body.Archived
+		t.archivedAt = rq.now
+	}
+	rendered := s.st.renderChannel(t)
+	rq.emit(t.guildID, "THREAD_UPDATE", rendered)
+	return rendered, nil
+}

@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+)
+
+func newToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func createWebhook(s *Server, rq *request) (any, *apiError) {
+	c, err := s.st.channel(rq.params["channel_id"])
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Name *string `json:"name"`
+	}
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	var f formErrors
+	if body.Name == nil {
+		f.required("name")
+	} else {
+		f.between("name", len([]rune(*body.Name)), 1, 80)
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	if err := s.st.requireChannel(c, permManageWebhooks); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, w := range s.st.webhooks {
+		if w.channelID == c.id {
+			n++
+		}
+	}
+	if n >= maxChannelWebhooks {
+		return nil, errMaxWebhooks
+	}
+	w := &webhook{id: s.st.ids.next(rq.now), token: newToken(), name: *body.Name, channelID: c.id, guildID: c.guildID, creatorID: s.st.botID}
+	s.st.webhooks[w.id] = w
+	return s.st.renderWebhook(w), nil
+}
+
+func listWebhooks(s *Server, rq *request) (any, *apiError) {
+	c, err := s.st.channel(rq.params["channel_id"])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.st.requireChannel(c, permManageWebhooks); err != nil {
+		return nil, err
+	}
+	out := []any{}
+	for _, w := range s.st.webhooks {
+		if w.channelID == c.id {
+			out = append(out, s.st.renderWebhook(w))
+		}
+	}
+	return out, nil
+}
+
+// webhookChannel keys the per-channel webhook limit that every webhook in
+// a channel shares.
+func webhookChannel(st *state, p map[string]string) string {
+	if w, ok := st.webhooks[p["webhook_id"]]; ok {
+		return w.channelID
+	}
+	return ""
+}
+
+// lookupWebhook authenticates a webhook by id and token: 10015 for an
+// unknown id, 50027 for a wrong token.
+func (s *Server) lookupWebhook(rq *request) (*webhook, *apiError) {
+	w, ok := s.st.webhooks[rq.params["webhook_id"]]
+	if !ok {
+		return nil, errUnknown(codeUnknownWebhook)
+	}
+	if w.token != rq.params["webhook_token"] {
+		return nil, errInvalidToken
+	}
+	return w, nil
+}
+
+func executeWebhook(s *Server, rq *request) (any, *apiError) {
+	if rq.params["webhook_id"] == s.st.botID {
+		return s.followUp(rq)
+	}
+	w, err := s.lookupWebhook(rq)
+	if err != nil {
+		return nil, err
+	}
+	var body messageBody
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	if err := body.validate("", len(rq.files), true); err != nil {
+		return nil, err
+	}
+	c := s.st.channels[w.channelID]
+	if tid := rq.r.URL.Query().Get("thread_id"); tid != "" {
+		t, ok := s.st.channels[tid]
+		if !ok || !t.isThread() || t.parentID != w.channelID {
+			return nil, errUnknown(codeUnknownChannel)
+		}
+		c = t
+	}
+	m := s.buildMessage(rq, c, &body, w.id)
+	m.webhookID = w.id
+	rendered := s.postMessage(rq, c, m)
+	if rq.r.URL.Query().Get("wait") != "true" {
+		return nil, nil
+	}
+	return rendered, nil
+}
+
+// webhookMessage finds a message sent by the webhook (or, for the
+// application id, by the interaction) that the path names.
+func (s *Server) webhookMessage(rq *request) (*message, *apiError) {
+	if rq.params["webhook_id"] == s.st.botID {
+		return s.interactionMessage(rq)
+	}
+	w, err := s.lookupWebhook(rq)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := s.st.messages[rq.params["message_id"]]
+	if !ok || m.webhookID != w.id {
+		return nil, errUnknown(codeUnknownMessage)
+	}
+	return m, nil
+}
+
+func getWebhookMessage(s *Server, rq *request) (any, *apiError) {
+	m, err := s.webhookMessage(rq)
+	if err != nil {
+		return nil, err
+	}
+	return s.st.renderMessage(m), nil
+}
+
+func editWebhookMessage(s *Server, rq *request) (any, *apiError) {
+	m, err := s.webhookMessage(rq)
+	if err != nil {
+		return nil, err
+	}
+	var body messageBody
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	if err := body.validate("", len(rq.files), false); err != nil {
+		return nil, err
+	}
+	m.flags &^= flagLoading
+	s.applyEdit(rq, m, &body)
+	return s.emitUpdate(rq, m), nil
+}
+
+func deleteWebhookMessage(s *Server, rq *request) (any, *apiError) {
+	m, err := s.webhookMessage(rq)
+	if err != nil {
+		return nil, err
+	}
+	s.deleteMessageEmit(rq, m)
+	return nil, nil
+}

@@ -1,0 +1,156 @@
+package wsgateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+)
+
+// identifyShard identifies as shard id of count and reads READY.
+func (c *client) identifyShard(id, count int, intents int64) {
+	c.t.Helper()
+	d := identifyPayload(testToken, intents)
+	d["shard"] = []int{id, count}
+	c.op(opIdentify, d)
+	c.readDispatch("READY", 1)
+}
+
+func TestDispatchRoutesByShard(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	base := serve(t, g)
+	shards := make([]*client, 3)
+	for i := range shards {
+		shards[i] = connect(t, base)
+		shards[i].identifyShard(i, 3, allIntents)
+	}
+	if n := g.Sessions(); n != 3 {
+		t.Fatalf("Sessions() = %d, want 3", n)
+	}
+
+	// Each shard gets exactly the events of its own guilds, numbered on its
+	// own sequence, then the guild-less one.
+	for n := range uint64(2) {
+		for shard := range 3 {
+			guild := guildOnShard(shard, 3, n+5)
+			g.Dispatch(fmt.Sprint(guild), "GUILD_ROLE_UPDATE", map[string]string{"guild_id": fmt.Sprint(guild)})
+		}
+	}
+	g.Dispatch("", "INTERACTION_CREATE", msg{7})
+	for shard, c := range shards {
+		for n := range uint64(2) {
+			p := c.readDispatch("GUILD_ROLE_UPDATE", int64(2+n))
+			want := fmt.Sprintf(`{"guild_id":"%d"}`, guildOnShard(shard, 3, n+5))
+			if string(p.D) != want {
+				t.Errorf("shard %d got %s, want %s", shard, p.D, want)
+			}
+		}
+		c.readDispatch("INTERACTION_CREATE", 4)
+	}
+}
+
+func TestDispatchHonoursIntents(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	base := serve(t, g)
+	c := connect(t, base)
+	c.op(opIdentify, identifyPayload(testToken, intentGuilds|intentDirectMessages))
+	c.readDispatch("READY", 1)
+
+	g.Dispatch(guildOne, "MESSAGE_DELETE", msg{1})      // needs GUILD_MESSAGES
+	g.Dispatch(guildOne, "GUILD_MEMBER_REMOVE", msg{2}) // needs GUILD_MEMBERS
+	g.Dispatch(guildOne, "CHANNEL_DELETE", msg{3})      // GUILDS
+	g.Dispatch("", "MESSAGE_CREATE", msg{4})            // a DM: DIRECT_MESSAGES
+	g.Dispatch(guildOne, "INTERACTION_CREATE", msg{5})  // needs no intent
+	for i, want := range []struct {
+		typ string
+		n   int
+	}{{"CHANNEL_DELETE", 3}, {"MESSAGE_CREATE", 4}, {"INTERACTION_CREATE", 5}} {
+		p := c.readDispatch(want.typ, int64(2+i))
+		if string(p.D) != fmt.Sprintf(`{"n":%d}`, want.n) {
+			t.Errorf("got %s, want n=%d", p.D, want.n)
+		}
+	}
+}
+
+func TestRequiredIntents(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		event   string
+		inGuild bool
+		want    int64
+	}{
+		{"MESSAGE_CREATE", true, intentGuildMessages},
+		{"MESSAGE_CREATE", false, intentDirectMessages},
+		{"MESSAGE_REACTION_ADD", false, intentDirectMessageReactions},
+		{"GUILD_ROLE_DELETE", true, intentGuilds},
+		{"THREAD_DELETE", true, intentGuilds},
+		{"GUILD_MEMBER_REMOVE", true, intentGuildMembers},
+		{"GUILD_MEMBER_UPDATE", true, 0},
+		{"THREAD_MEMBERS_UPDATE", true, intentGuilds | intentGuildMembers},
+		{"INTERACTION_CREATE", true, 0},
+		{"AUTO_MODERATION_ACTION_EXECUTION", true, intentAutoModExecution},
+	}
+	for _, tt := range tests {
+		if got := requiredIntents(tt.event, tt.inGuild); got != tt.want {
+			t.Errorf("requiredIntents(%s, %v) = %b, want %b", tt.event, tt.inGuild, got, tt.want)
+		}
+	}
+}
+
+func TestDispatchDropsInvalidInput(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	c := connect(t, serve(t, g))
+	c.identify()
+	g.Dispatch("not-a-snowflake", "GUILD_ROLE_UPDATE", msg{1})
+	g.Dispatch(guildOne, "GUILD_ROLE_UPDATE", func() {}) // not encodable
+	g.Dispatch(guildOne, "GUILD_ROLE_UPDATE", json.RawMessage(`{"n":2}`))
+	c.readDispatch("GUILD_ROLE_UPDATE", 2)
+}
+
+func TestCloseEndsEverything(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	base := serve(t, g)
+	c := connect(t, base)
+	c.identify()
+	g.Close()
+	c.expectClose(websocket.CloseGoingAway)
+	if n := g.Sessions(); n != 0 {
+		t.Errorf("Sessions() = %d after Close, want 0", n)
+	}
+	_, resp, err := websocket.DefaultDialer.Dial(base+"?v=10", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("dial after Close: err %v, response %v; want 503", err, resp)
+	}
+}
+
+func TestSecretsStayOutOfLogs(t *testing.T) {
+	t.Parallel()
+	var logs strings.Builder
+	g := New(Config{Ready: testReady(), Logger: newTestLogger(&logs),
+		Authorize: func(tok string) bool { return tok == testToken }})
+	base := serve(t, g)
+	c := connect(t, base)
+	c.identify()
+	bad := connect(t, base)
+	bad.op(opIdentify, identifyPayload("wrong-secret", 1))
+	bad.expectClose(CloseAuthenticationFailed)
+	g.Disconnect(CloseUnknownError)
+	c.expectClose(CloseUnknownError)
+	g.Close()
+	out := logs.String()
+	if !strings.Contains(out, "4004") {
+		t.Errorf("logs lack the 4004 close:\n%s", out)
+	}
+	for _, secret := range []string{testToken, "wrong-secret"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("logs contain token %q:\n%s", secret, out)
+		}
+	}
+}

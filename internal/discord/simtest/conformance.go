@@ -1,0 +1,79 @@
+package simtest
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/herald-bot/herald/internal/discord/spec"
+)
+
+// invalidHeader marks a request a test sends to break Discord's spec on
+// purpose (see DoInvalid); the harness strips it before the simulator
+// sees the request.
+const invalidHeader = "X-Simtest-Invalid-Request"
+
+// loadSpec parses Discord's OpenAPI document once per test binary: it is
+// 1.2 MB and every test starts a simulator.
+var loadSpec = sync.OnceValues(func() (*spec.Validator, error) {
+	return spec.Load(os.Getenv(spec.EnvVar))
+})
+
+// conformance wraps the simulator so that every /api/ request it receives
+// and every response it sends is checked against Discord's OpenAPI spec
+// when HERALD_DISCORD_SPEC is set; each mismatch fails t. Requests marked
+// as deliberately invalid skip the request check; their responses are
+// still checked.
+func conformance(t testing.TB, h http.Handler) http.Handler {
+	t.Helper()
+	if os.Getenv(spec.EnvVar) == "" {
+		return stripMarker(h)
+	}
+	v, err := loadSpec()
+	if err != nil {
+		t.Fatalf("simtest: %v", err)
+	}
+	report := func(err error) { t.Errorf("simtest: not Discord's behaviour: %v", err) }
+	checked := v.Middleware(h, report)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(invalidHeader) == "" {
+			checked.ServeHTTP(w, r)
+			return
+		}
+		r.Header.Del(invalidHeader)
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		if err := v.ValidateResponse(r, body, rec.status, w.Header(), rec.body.Bytes()); err != nil {
+			report(err)
+		}
+	})
+}
+
+func stripMarker(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(invalidHeader)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// recorder copies a response while it is written.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}

@@ -1,0 +1,300 @@
+// Package simtest starts the Discord simulator for a test and gives typed
+// access to its control API, an HTTP client that sends Discord's URLs to
+// it, and discordgo sessions pointed at it.
+package simtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/transport"
+)
+
+// Token is the bot token the harness's clients send.
+const Token = "simtest-bot-token"
+
+// Sim is a running simulator for one test. Its helpers (CreateGuild,
+// Interact, Requests, ...) go through the control API over HTTP and fail
+// the test on error; where they share a name with a Server method they
+// shadow it, and the Server's stays reachable as s.Server.
+type Sim struct {
+	*sim.Server
+	// URL is the simulator's base URL (http://127.0.0.1:port).
+	URL string
+	// Clock is the fake clock when WithFakeClock was given, else nil.
+	Clock *clockwork.FakeClock
+	// Client sends requests for https://discord.com to the simulator.
+	Client *http.Client
+
+	t testing.TB
+}
+
+type config struct {
+	opts sim.Options
+	fake bool
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithFakeClock drives the simulator with a fake clock, exposed as
+// Sim.Clock, so rate limits and deadlines are tested without waiting.
+func WithFakeClock() Option { return func(c *config) { c.fake = true } }
+
+// WithOptions sets the simulator's options; the harness fills the clock
+// when WithFakeClock is also given.
+func WithOptions(o sim.Options) Option { return func(c *config) { c.opts = o } }
+
+// New starts a simulator on an httptest server, closed when the test ends.
+// When HERALD_DISCORD_SPEC names Discord's OpenAPI spec, every /api/
+// request and response is validated against it and a mismatch fails t.
+func New(t testing.TB, opts ...Option) *Sim {
+	t.Helper()
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Sim{t: t}
+	if cfg.fake {
+		s.Clock = clockwork.NewFakeClock()
+		cfg.opts.Clock = s.Clock
+	}
+	s.Server = sim.New(cfg.opts)
+	srv := httptest.NewServer(conformance(t, s.Server))
+	t.Cleanup(func() {
+		s.Server.Close()
+		srv.Close()
+	})
+	s.URL = srv.URL
+	s.Client = &http.Client{Transport: s.Transport()}
+	return s
+}
+
+// Transport returns a RoundTripper that rewrites requests for
+// discord.com to the simulator, keeping their API version, and passes the
+// rest through.
+func (s *Sim) Transport() http.RoundTripper {
+	rt, err := transport.Rewrite(http.DefaultTransport, s.URL)
+	if err != nil {
+		s.t.Fatalf("simtest: %v", err)
+	}
+	return rt
+}
+
+// Session returns a discordgo session that talks to the simulator: REST
+// through Client, and the gateway URL the simulator hands out.
+func (s *Sim) Session() *discordgo.Session {
+	s.t.Helper()
+	dg, err := discordgo.New("Bot " + Token)
+	if err != nil {
+		s.t.Fatalf("simtest: discordgo session: %v", err)
+	}
+	dg.Client = s.Client
+	return dg
+}
+
+// Response is a REST answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it cannot.
+func (r *Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("simtest: decode %s: %v", r.Body, err)
+	}
+}
+
+// Do sends a REST request to /api/v10 + path as the bot. body, when not
+// nil, is sent as JSON ([]byte is sent as is).
+func (s *Sim) Do(method, path string, body any) *Response {
+	s.t.Helper()
+	return s.DoAs(method, path, Token, body)
+}
+
+// DoInvalid sends, as the bot, a request that breaks Discord's spec on
+// purpose, to test how the simulator rejects it: the request is not
+// checked against the spec, the response still is.
+func (s *Sim) DoInvalid(method, path string, body any) *Response {
+	s.t.Helper()
+	return s.do(method, path, Token, body, true)
+}
+
+// DoInvalidAs is DoInvalid with the given bot token ("" sends none).
+func (s *Sim) DoInvalidAs(method, path, token string, body any) *Response {
+	s.t.Helper()
+	return s.do(method, path, token, body, true)
+}
+
+// DoAs sends a REST request with the given bot token ("" sends none).
+func (s *Sim) DoAs(method, path, token string, body any) *Response {
+	s.t.Helper()
+	return s.do(method, path, token, body, false)
+}
+
+func (s *Sim) do(method, path, token string, body any, invalid bool) *Response {
+	s.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatalf("simtest: encode body: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, "https://discord.com/api/v10"+path, rd)
+	if err != nil {
+		s.t.Fatalf("simtest: %v", err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bot "+token)
+	}
+	if invalid {
+		req.Header.Set(invalidHeader, "1")
+	}
+	return s.send(req)
+}
+
+// Send sends a prepared request (for multipart bodies and custom headers).
+func (s *Sim) Send(req *http.Request) *Response {
+	s.t.Helper()
+	return s.send(req)
+}
+
+func (s *Sim) send(req *http.Request) *Response {
+	s.t.Helper()
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		s.t.Fatalf("simtest: %s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("simtest: read %s: %v", req.URL.Path, err)
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// control calls the control API and decodes a JSON answer into out.
+func (s *Sim) control(method, path string, in, out any, want int) {
+	s.t.Helper()
+	var rd io.Reader
+	if in != nil {
+		raw, err := json.Marshal(in)
+		if err != nil {
+			s.t.Fatalf("simtest: encode: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.URL+path, rd)
+	if err != nil {
+		s.t.Fatalf("simtest: %v", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("simtest: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		s.t.Fatalf("simtest: %s %s = %d %s, want %d", method, path, resp.StatusCode, strings.TrimSpace(string(body)), want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(body, out); err != nil {
+			s.t.Fatalf("simtest: decode %s %s: %v", method, path, err)
+		}
+	}
+}
+
+// CreateGuild loads a fixture through POST /_sim/guilds.
+func (s *Sim) CreateGuild(f sim.Fixture) sim.FixtureResult {
+	s.t.Helper()
+	var res sim.FixtureResult
+	s.control(http.MethodPost, "/_sim/guilds", f, &res, http.StatusCreated)
+	return res
+}
+
+// Guild reads GET /_sim/guilds/{id}.
+func (s *Sim) Guild(id string) sim.GuildSnapshot {
+	s.t.Helper()
+	var g sim.GuildSnapshot
+	s.control(http.MethodGet, "/_sim/guilds/"+id, nil, &g, http.StatusOK)
+	return g
+}
+
+// Interact delivers an interaction through POST /_sim/interactions.
+func (s *Sim) Interact(req sim.InteractionRequest) sim.InteractionCreated {
+	s.t.Helper()
+	var out sim.InteractionCreated
+	s.control(http.MethodPost, "/_sim/interactions", req, &out, http.StatusCreated)
+	return out
+}
+
+// Interaction reads GET /_sim/interactions/{id}.
+func (s *Sim) Interaction(id string) sim.InteractionStatus {
+	s.t.Helper()
+	var st sim.InteractionStatus
+	s.control(http.MethodGet, "/_sim/interactions/"+id, nil, &st, http.StatusOK)
+	return st
+}
+
+// Requests reads GET /_sim/requests.
+func (s *Sim) Requests() []sim.RequestRecord {
+	s.t.Helper()
+	var out []sim.RequestRecord
+	s.control(http.MethodGet, "/_sim/requests", nil, &out, http.StatusOK)
+	return out
+}
+
+// Stats reads GET /_sim/stats.
+func (s *Sim) Stats() sim.Stats {
+	s.t.Helper()
+	var out sim.Stats
+	s.control(http.MethodGet, "/_sim/stats", nil, &out, http.StatusOK)
+	return out
+}
+
+// Messages reads GET /_sim/channels/{id}/messages, oldest first.
+func (s *Sim) Messages(channelID string) []*discordgo.Message {
+	s.t.Helper()
+	var out []*discordgo.Message
+	s.control(http.MethodGet, "/_sim/channels/"+channelID+"/messages", nil, &out, http.StatusOK)
+	return out
+}
+
+// SetFault installs a fault through POST /_sim/faults.
+func (s *Sim) SetFault(f sim.Fault) {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/faults", f, nil, http.StatusNoContent)
+}
+
+// SetLimits changes limits through POST /_sim/limits.
+func (s *Sim) SetLimits(c sim.LimitChange) {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/limits", c, nil, http.StatusNoContent)
+}
+
+// Reset empties the simulator through POST /_sim/reset.
+func (s *Sim) Reset() {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/reset", nil, nil, http.StatusNoContent)
+}
