@@ -41,6 +41,9 @@ type Config struct {
 	// (Discord: 50 per second per bot).
 	GlobalLimit  int
 	GlobalPeriod time.Duration
+	// RequestTimeout bounds one attempt on the wire, not the time queued
+	// (default 20s). A timed-out mutation is an unknown outcome.
+	RequestTimeout time.Duration
 	// MaxRetries bounds retries of one request after 429s and, separately,
 	// after 5xx or network errors (default 5).
 	MaxRetries int
@@ -96,6 +99,7 @@ func (c *Config) defaults() {
 	}
 	defInt(&c.GlobalLimit, 50)
 	def(&c.GlobalPeriod, time.Second)
+	def(&c.RequestTimeout, 20*time.Second)
 	defInt(&c.MaxRetries, 5)
 	def(&c.BackoffBase, time.Second)
 	def(&c.BackoffCap, 30*time.Second)
@@ -119,33 +123,37 @@ type Engine struct {
 	log     *slog.Logger
 	metrics *metrics
 
-	mu           sync.Mutex
-	routeHash    map[string]string  // route key → learned bucket hash
-	buckets      map[string]*bucket // bucket id (hash or route key + major) → bucket
-	global       *slidingWindow
-	gateUntil    time.Time // closed by a global 429
-	edgeUntil    time.Time // closed by a header-less 429 from the edge
-	unauthorized bool
-	deadWebhooks map[string]bool
-	invalid      *invalidCounter
-	lastPrune    time.Time
-	seq          uint64
-	rng          *rand.Rand
+	mu        sync.Mutex
+	routeHash map[string]string  // route key → learned bucket hash
+	buckets   map[string]*bucket // bucket id (hash or route key + major) → bucket
+	global    *globalLimiter
+	// globalWaiters are buckets whose worker sleeps until a global slot
+	// frees; they are woken when a request is answered.
+	globalWaiters map[*bucket]bool
+	gateUntil     time.Time // closed by a global 429
+	edgeUntil     time.Time // closed by a header-less 429 from the edge
+	unauthorized  bool
+	deadWebhooks  map[string]bool
+	invalid       *invalidCounter
+	lastPrune     time.Time
+	seq           uint64
+	rng           *rand.Rand
 }
 
 // New builds an Engine.
 func New(cfg Config) *Engine {
 	cfg.defaults()
 	e := &Engine{
-		cfg:          cfg,
-		clock:        cfg.Clock,
-		log:          cfg.Logger,
-		routeHash:    map[string]string{},
-		buckets:      map[string]*bucket{},
-		global:       newSlidingWindow(cfg.GlobalLimit, cfg.GlobalPeriod),
-		deadWebhooks: map[string]bool{},
-		invalid:      newInvalidCounter(invalidWindow),
-		rng:          rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		cfg:           cfg,
+		clock:         cfg.Clock,
+		log:           cfg.Logger,
+		routeHash:     map[string]string{},
+		buckets:       map[string]*bucket{},
+		global:        newGlobalLimiter(cfg.GlobalLimit, cfg.GlobalPeriod),
+		globalWaiters: map[*bucket]bool{},
+		deadWebhooks:  map[string]bool{},
+		invalid:       newInvalidCounter(invalidWindow),
+		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	e.metrics = newMetrics(e, cfg.Registerer)
 	return e
@@ -351,7 +359,8 @@ func (e *Engine) gateWait(b *bucket, r Route, now time.Time) (time.Duration, str
 	raise(e.edgeUntil.Sub(now), "edge")
 	if !r.Exempt {
 		raise(e.gateUntil.Sub(now), "global")
-		raise(e.global.wait(now), "global")
+		d, _ := e.global.wait(now)
+		raise(d, "global")
 	}
 	raise(b.blockedUntil.Sub(now), b.blockedScope)
 	if b.known && b.remaining <= 0 {

@@ -2,47 +2,64 @@ package transport
 
 import "time"
 
-// slidingWindow allows at most n events in any period-long window. It is
-// stricter than Discord's fixed windows, so it never exceeds them wherever
-// their boundaries fall.
-type slidingWindow struct {
+// globalLimiter allows at most n requests per period, measured from when
+// each request was answered: a request may start only once the one n
+// places before it finished at least period ago. Discord counts a request
+// when it arrives, which is no later than its answer, so no window Discord
+// may draw — sliding or opened by its first arrival — ever sees more than n,
+// whatever the latency. The cost is one round trip per window.
+type globalLimiter struct {
 	n      int
 	period time.Duration
-	times  []time.Time // ring of the last n event times
+	slots  []slot // ring of the last n requests
 	next   int
 }
 
-func newSlidingWindow(n int, period time.Duration) *slidingWindow {
-	return &slidingWindow{n: n, period: period, times: make([]time.Time, 0, n)}
+type slot struct {
+	at       time.Time // when it was answered (while in flight: sent)
+	inFlight bool
 }
 
-// wait is how long until one more event fits.
-func (w *slidingWindow) wait(now time.Time) time.Duration {
-	if len(w.times) < w.n {
-		return 0
-	}
-	oldest := w.times[w.next]
-	if d := oldest.Add(w.period).Sub(now); d > 0 {
-		return d
-	}
-	return 0
+func newGlobalLimiter(n int, period time.Duration) *globalLimiter {
+	return &globalLimiter{n: n, period: period, slots: make([]slot, 0, n)}
 }
 
-// take records an event; call it only when wait returned 0.
-func (w *slidingWindow) take(now time.Time) {
-	if len(w.times) < w.n {
-		w.times = append(w.times, now)
-		return
+// wait is how long until one more request may start. blocked means the
+// slot it needs is still in flight: the wait ends when that request is
+// answered, and the period is only an upper bound to sleep.
+func (g *globalLimiter) wait(now time.Time) (d time.Duration, blocked bool) {
+	if len(g.slots) < g.n {
+		return 0, false
 	}
-	w.times[w.next] = now
-	w.next = (w.next + 1) % w.n
+	s := g.slots[g.next]
+	if s.inFlight {
+		return g.period, true
+	}
+	return max(s.at.Add(g.period).Sub(now), 0), false
 }
 
-// count is the number of events in the window ending now.
-func (w *slidingWindow) count(now time.Time) int {
+// take starts a request; call it only when wait returned 0. The returned
+// index is handed to done when the request is answered.
+func (g *globalLimiter) take(now time.Time) int {
+	if len(g.slots) < g.n {
+		g.slots = append(g.slots, slot{at: now, inFlight: true})
+		return len(g.slots) - 1
+	}
+	i := g.next
+	g.slots[i] = slot{at: now, inFlight: true}
+	g.next = (g.next + 1) % g.n
+	return i
+}
+
+// done records when the request in slot i was answered (or failed).
+func (g *globalLimiter) done(i int, now time.Time) { g.slots[i] = slot{at: now} }
+
+// count is the number of requests in flight or answered within the last
+// period.
+func (g *globalLimiter) count(now time.Time) int {
 	c := 0
-	for _, t := range w.times {
-		if now.Sub(t) < w.period {
+	for _, s := range g.slots {
+		if s.inFlight || now.Sub(s.at) < g.period {
 			c++
 		}
 	}

@@ -229,3 +229,37 @@ func TestMaxWaitCountsTheQueueAhead(t *testing.T) {
 		t.Fatalf("err = %v, want a refusal estimating more than 6 s", c.err)
 	}
 }
+
+// The global limit counts from when a request was answered: Discord counts
+// it on arrival, which may be later than it was sent, so a slot is free
+// again only a full period after the answer.
+func TestGlobalLimitCountsFromTheAnswer(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		if r.URL.Path == "/api/v10/channels/1" {
+			<-release
+		}
+		return ok()
+	})
+	e := d.engine(Config{GlobalLimit: 1, GlobalPeriod: time.Second})
+	ctx := t.Context()
+	t0 := d.clk.Now()
+	slow := d.send(ctx, e, "GET", "/channels/1")
+	d.waitRequests(1)
+	next := d.send(ctx, e, "GET", "/channels/2")
+	d.sleepers(1)
+	d.clk.Advance(5 * time.Second) // the first is still in flight
+	d.quiet(1)
+	close(release)
+	wait(t, slow) // answered at +5 s
+	d.sleepers(1)
+	d.clk.Advance(999 * time.Millisecond)
+	d.quiet(1)
+	d.clk.Advance(time.Millisecond)
+	got := d.waitRequests(2)
+	if at := got[1].at.Sub(t0); at != 6*time.Second {
+		t.Errorf("second request at +%s, want +6s (answer + period)", at)
+	}
+	wait(t, next)
+}

@@ -25,8 +25,9 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Rewrite sends requests made for Discord's production API (discordgo's
 // endpoints are fixed at https://discord.com/api/v9) to apiBase instead,
-// e.g. the simulator's http://127.0.0.1:7000/api/v10. Other hosts (the
-// gateway's websocket, attachments) pass through unchanged.
+// e.g. the simulator's http://127.0.0.1:7000/api/v10. An apiBase without a
+// path keeps each request's own /api/vN path. Other hosts (the gateway's
+// websocket, attachments) pass through unchanged.
 func Rewrite(next http.RoundTripper, apiBase string) (http.RoundTripper, error) {
 	u, err := url.Parse(apiBase)
 	if err != nil {
@@ -45,10 +46,11 @@ func (rw rewriter) RoundTrip(req *http.Request) (*http.Response, error) {
 		return rw.next.RoundTrip(req)
 	}
 	r := req.Clone(req.Context())
-	rest := apiPrefix.ReplaceAllString(req.URL.Path, "")
 	r.URL.Scheme, r.URL.Host = rw.base.Scheme, rw.base.Host
-	r.URL.Path = strings.TrimSuffix(rw.base.Path, "/") + rest
-	r.URL.RawPath = ""
+	if base := strings.TrimSuffix(rw.base.Path, "/"); base != "" {
+		r.URL.Path = base + apiPrefix.ReplaceAllString(req.URL.Path, "")
+		r.URL.RawPath = ""
+	}
 	r.Host = rw.base.Host
 	return rw.next.RoundTrip(r)
 }

@@ -11,8 +11,9 @@ type Route struct {
 	Method   string
 	Template string // "/channels/{channel_id}/messages/{message_id}"
 	Major    string // "123" for the channel above; "" when the route has none
-	// Exempt routes (interaction callbacks, follow-ups, @original) do not
-	// count against the global limit.
+	// Exempt routes (interaction callbacks, follow-ups, @original, and
+	// webhook calls made with the webhook's token) do not count against the
+	// bot's global limit.
 	Exempt bool
 	// Webhook is the webhook id of an ordinary webhook route, so a 404 can
 	// mark that webhook dead.
@@ -51,8 +52,11 @@ func ParseRoute(method, path, appID string) Route {
 			tpl[i] = "{interaction_token}"
 			r.Major = s
 		case i == 2 && segs[0] == "webhooks":
+			// Calls authenticated by a webhook's token carry no bot token,
+			// so the bot's global limit does not count them.
 			tpl[i] = "{webhook_token}"
 			r.Major += "/" + s
+			r.Exempt = true
 		case i == 1 && prev == "interactions":
 			tpl[i] = "{interaction_id}"
 		case i == 2 && segs[0] == "interactions":

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -46,6 +47,9 @@ func (e *Engine) work(b *bucket) {
 				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: scope, RetryAfter: wait})
 				continue
 			}
+			if scope == "global" {
+				e.globalWaiters[b] = true
+			}
 			e.sleep(b, wait)
 			continue
 		}
@@ -58,8 +62,9 @@ func (e *Engine) work(b *bucket) {
 			b.breaker = breakerHalfOpen // this request is the one probe
 		}
 		b.pop()
+		slot := -1
 		if !it.route.Exempt {
-			e.global.take(now)
+			slot = e.global.take(now)
 		}
 		b.remaining--
 		b.inflight = true
@@ -68,9 +73,22 @@ func (e *Engine) work(b *bucket) {
 		resp, body, wrote, err := e.send(it)
 		e.mu.Lock()
 		b.inflight = false
+		if slot >= 0 {
+			e.global.done(slot, e.clock.Now())
+			e.wakeGlobalWaiters()
+		}
 		e.handle(b, it, resp, body, wrote, err)
 	}
 	b.running = false
+}
+
+// wakeGlobalWaiters lets workers held by the global limit look again, now
+// that a slot's time is known. The lock is held.
+func (e *Engine) wakeGlobalWaiters() {
+	for b := range e.globalWaiters {
+		b.signal()
+		delete(e.globalWaiters, b)
+	}
 }
 
 // sleep waits d or until the queue changes, without the lock.
@@ -102,8 +120,10 @@ func (e *Engine) refuse(it *item, now time.Time) error {
 // reached Discord, which decides whether a lost answer is an unknown outcome.
 func (e *Engine) send(it *item) (resp *http.Response, body []byte, wrote bool, err error) {
 	var written atomic.Bool
+	ctx, cancel := context.WithTimeout(it.ctx, e.cfg.RequestTimeout)
+	defer cancel()
 	req := newAttempt(it)
-	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(true) },
 	}))
 	resp, err = e.cfg.Base.RoundTrip(req)
