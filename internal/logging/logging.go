@@ -3,6 +3,7 @@
 package logging
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -28,4 +29,27 @@ func New(w io.Writer, format string, level slog.Leveler) *slog.Logger {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// AtLeast returns log with records below level dropped, for libraries whose
+// info lines repeat what herald logs itself.
+func AtLeast(log *slog.Logger, level slog.Level) *slog.Logger {
+	return slog.New(minLevel{Handler: log.Handler(), level: level})
+}
+
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.level && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevel{Handler: m.Handler.WithAttrs(attrs), level: m.level}
+}
+
+func (m minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: m.Handler.WithGroup(name), level: m.level}
 }

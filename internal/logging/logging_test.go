@@ -35,3 +35,14 @@ func TestTextWithoutTerminalHasNoColour(t *testing.T) {
 		t.Errorf("colour codes in non-terminal output: %q", out)
 	}
 }
+
+func TestAtLeast(t *testing.T) {
+	var buf bytes.Buffer
+	log := AtLeast(New(&buf, "json", slog.LevelDebug), slog.LevelWarn).With("lib", "river")
+	log.Info("applied migration")
+	log.Warn("slow migration")
+	out := buf.String()
+	if strings.Contains(out, "applied migration") || !strings.Contains(out, "slow migration") || !strings.Contains(out, `"lib":"river"`) {
+		t.Errorf("output = %q", out)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/herald-bot/herald/internal/logging"
 	"github.com/herald-bot/herald/migrations"
 )
 
@@ -38,7 +39,9 @@ type Migrator struct {
 
 // NewMigrator prepares both migration sets against pool.
 func NewMigrator(pool *pgxpool.Pool, log *slog.Logger) (*Migrator, error) {
-	rm, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: log})
+	// River's migrator logs every step at info; Up logs each applied
+	// version once, so only River's warnings pass.
+	rm, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: logging.AtLeast(log, slog.LevelWarn)})
 	if err != nil {
 		return nil, fmt.Errorf("store: river migrator: %w", err)
 	}
