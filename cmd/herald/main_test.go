@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
@@ -44,6 +45,9 @@ func TestUsage(t *testing.T) {
 		{"stray argument", []string{"run", "now"}, 2, `unexpected argument "now"`},
 		{"subcommand help", []string{"run", "-h"}, 0, "Usage: herald run"},
 		{"version", []string{"version"}, 0, "herald dev (go1."},
+		{"sim bad fixture", []string{"sim", "--fixture", "huge"}, 2, "--fixture must be default or none"},
+		{"sim bad time scale", []string{"sim", "--time-scale", "0"}, 2, "--time-scale must be above 0"},
+		{"demo bad flag", []string{"demo", "--addr"}, 2, "flag needs an argument"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,6 +104,18 @@ func TestMigrateUnreachableDatabase(t *testing.T) {
 	}
 }
 
+// waitLog waits until the logs contain want.
+func waitLog(t *testing.T, logs *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the logs:\n%s", want, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // syncBuffer lets the test read logs while run writes them.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -118,23 +134,18 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 func TestRunStopsOnSignal(t *testing.T) {
 	t.Parallel()
 	db := pgtest.URL(t)
+	s := simtest.New(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	var logs syncBuffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
-			v, ok := map[string]string{"DISCORD_TOKEN": "run-secret-token", "DISCORD_APP_ID": "1", "DATABASE_URL": db,
-				"HERALD_AUTO_MIGRATE": "true", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
+			v, ok := map[string]string{"DISCORD_TOKEN": "run-secret-token", "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": db,
+				"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_AUTO_MIGRATE": "true", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
 			return v, ok
 		}})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(logs.String(), "herald running") {
-		if time.Now().After(deadline) {
-			t.Fatalf("herald did not start:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLog(t, &logs, "gateway ready")
 	cancel()
 	if c := <-code; c != 0 || !strings.Contains(logs.String(), "herald stopped") {
 		t.Fatalf("run = %d\n%s", c, logs.String())

@@ -1,5 +1,5 @@
-// Package app wires herald together: config → store → River → admin HTTP
-// (→ Discord, as those layers land). cmd/herald only parses flags and calls it.
+// Package app wires herald together: config → store → River → transport →
+// gateway → admin HTTP. cmd/herald only parses flags and calls it.
 package app
 
 import (
@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/gateway"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -33,6 +36,9 @@ type App struct {
 	migrator *store.Migrator
 	river    *work.Client
 	registry *work.Registry
+	engine   *transport.Engine
+	client   *http.Client
+	gateway  atomic.Pointer[gateway.Session] // set once Run connects
 	admin    *http.Server
 	adminLn  net.Listener
 }
@@ -64,6 +70,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, Registerer: reg, Logger: log})
+	rt, err := transport.Rewrite(a.engine.RoundTripper(), cfg.DiscordAPI)
+	if err != nil {
+		return nil, fmt.Errorf("app: HERALD_DISCORD_API: %w", err)
+	}
+	a.client = &http.Client{Transport: rt}
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("app: admin HTTP: %w", err)
 	}
@@ -91,18 +103,22 @@ func (a *App) Run(ctx context.Context) error {
 			return fmt.Errorf("app: start River: %w", err)
 		}
 	}
+	gateway.RouteLibraryLogs(a.log)
+	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Client: a.client, Logger: a.log})
+	if err != nil {
+		return errors.Join(err, a.stopRiver(kinds))
+	}
+	a.gateway.Store(gw)
 	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)
 
-	var err error
 	select {
 	case <-ctx.Done():
 		a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
 	case err = <-serveErr:
 		err = fmt.Errorf("app: admin HTTP: %w", err)
 	}
-	if len(kinds) > 0 {
-		err = errors.Join(err, work.Stop(a.river, a.cfg.ShutdownTimeout, stopGrace))
-	}
+	// No new interactions first, then let running jobs finish their calls.
+	err = errors.Join(err, gw.Close(), a.stopRiver(kinds))
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
 	if serr := a.admin.Shutdown(shutdownCtx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
@@ -111,13 +127,27 @@ func (a *App) Run(ctx context.Context) error {
 	return err
 }
 
-// ready is the /readyz check: the database answers and both schemas match
-// this binary.
+func (a *App) stopRiver(kinds []string) error {
+	if len(kinds) == 0 {
+		return nil
+	}
+	return work.Stop(a.river, a.cfg.ShutdownTimeout, stopGrace)
+}
+
+// ready is the /readyz check: the database answers, both schemas match
+// this binary and the gateway is connected.
 func (a *App) ready(ctx context.Context) error {
 	if err := a.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("database unreachable: %w", err)
 	}
-	return a.migrator.Check(ctx)
+	if err := a.migrator.Check(ctx); err != nil {
+		return err
+	}
+	gw := a.gateway.Load()
+	if gw == nil {
+		return errors.New("gateway not connected")
+	}
+	return gw.Ready()
 }
 
 func (a *App) close() {

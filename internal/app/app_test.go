@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
@@ -19,12 +21,16 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// testConfig points herald at dbURL and at a simulator of the test's own.
 func testConfig(t *testing.T, dbURL string) config.Config {
 	t.Helper()
+	s := simtest.New(t)
+	s.CreateGuild(sim.DefaultFixture())
 	cfg, err := config.Load(func(k string) (string, bool) {
 		v, ok := map[string]string{
-			"DISCORD_TOKEN": "test-token", "DISCORD_APP_ID": "1", "DATABASE_URL": dbURL,
-			"HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
+			"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": dbURL,
+			"HERALD_DISCORD_API": s.URL + "/api/v10",
+			"HERALD_HTTP_ADDR":   "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
 		}[k]
 		return v, ok
 	})
@@ -81,9 +87,7 @@ func TestReadyzFollowsDatabase(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 
-	if code, reason := readyz(t, a.AdminAddr()); code != 200 {
-		t.Fatalf("readyz = %d (%s), want 200", code, reason)
-	}
+	eventually(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
 	proxy.Cut()
 	eventually(t, "readyz 503", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 503 })
 	if _, reason := readyz(t, a.AdminAddr()); reason == "" {
@@ -130,7 +134,34 @@ func TestAutoMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	go a.Run(ctx)
-	if code, reason := readyz(t, a.AdminAddr()); code != 200 {
-		t.Fatalf("readyz = %d %q", code, reason)
+	eventually(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+}
+
+// herald run connects to the (simulated) gateway, and the discordgo REST
+// call that finds the gateway goes through herald's transport engine.
+func TestRunConnectsGatewayThroughTransport(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a, err := New(ctx, testConfig(t, storetest.URL(t)), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	eventually(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Ready() == nil })
+	eventually(t, "guild available", func() bool { return a.gateway.Load().Guilds() == 1 })
+	var sawGateway bool
+	for _, b := range a.engine.Snapshot().Buckets {
+		if b.Route == "GET /gateway" && b.Processed == 1 {
+			sawGateway = true
+		}
+	}
+	if !sawGateway {
+		t.Errorf("GET /gateway did not go through the engine: %+v", a.engine.Snapshot().Buckets)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

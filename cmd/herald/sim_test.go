@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// `herald sim` serves the simulator standalone: the fixture's ids on
+// stdout, REST and the control API on --addr, 401 for other tokens.
+func TestSimStandalone(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, logs syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"sim", "--addr", addr, "--token", "sim-token"}, env{stdout: &out, stderr: &logs, lookup: func(string) (string, bool) { return "", false }})
+	}()
+	waitLog(t, &logs, "Discord simulator listening")
+	var guild sim.FixtureResult
+	if err := json.Unmarshal([]byte(out.String()), &guild); err != nil || guild.ID == "" || len(guild.Roles) == 0 {
+		t.Fatalf("stdout = %q (%v)", out.String(), err)
+	}
+	get := func(path, token string) (int, string) {
+		req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bot "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := get("/api/v10/guilds/"+guild.ID, "sim-token"); code != 200 || !strings.Contains(body, "Herald Test Guild") {
+		t.Errorf("guild = %d %s", code, body)
+	}
+	if code, _ := get("/api/v10/guilds/"+guild.ID, "wrong"); code != 401 {
+		t.Errorf("wrong token = %d, want 401", code)
+	}
+	if code, body := get("/_sim/guilds/"+guild.ID, ""); code != 200 || !strings.Contains(body, "alice") {
+		t.Errorf("control API = %d %s", code, body)
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d\n%s", c, logs.String())
+	}
+}
+
+// `herald demo` starts the simulator and herald against it on the embedded
+// defaults; herald connects to the gateway and sees the default guild.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	db := pgtest.URL(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var logs syncBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"demo"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
+			v, ok := map[string]string{"DATABASE_URL": db, "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
+			return v, ok
+		}})
+	}()
+	waitLog(t, &logs, "guild available")
+	if !strings.Contains(logs.String(), "Herald Test Guild") || strings.Contains(logs.String(), demoToken) {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+	cancel()
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d\n%s", c, logs.String())
+	}
+}
