@@ -1,0 +1,128 @@
+// Package bench measures herald against the Discord simulator, side by
+// side with the alternatives it replaces, in one run: `herald bench`.
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+// world is one simulator serving one client's run, so runs never share
+// rate-limit windows.
+type world struct {
+	sim   *sim.Server
+	url   string
+	token string
+	srv   *http.Server
+	http  *http.Client // for setup calls, unpaced
+}
+
+const benchToken = "bench-token"
+
+func newWorld(scale float64, limits []sim.LimitChange) (*world, error) {
+	s := sim.New(sim.Options{TimeScale: scale, Token: benchToken})
+	for _, l := range limits {
+		if err := s.SetLimits(l); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	w := &world{sim: s, url: "http://" + ln.Addr().String(), token: benchToken, srv: &http.Server{Handler: s}}
+	w.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	go w.srv.Serve(ln)
+	return w, nil
+}
+
+func (w *world) close() {
+	w.sim.Close()
+	w.srv.Close()
+}
+
+// call makes one setup request straight to the simulator and decodes the
+// answer into out.
+func (w *world) call(method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, w.url+"/api/v10"+path, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bot "+w.token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := w.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("setup %s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// counts is what the simulator saw between two moments.
+type counts struct {
+	requests, invalid int
+	byScope           map[string]int
+	maxPerBucket      int
+}
+
+// measure reads the simulator's request log from since on.
+func (w *world) measure(since time.Time) counts {
+	c := counts{byScope: map[string]int{}}
+	perBucket := map[string]int{}
+	for _, r := range w.sim.Requests() {
+		if r.Time.Before(since) {
+			continue
+		}
+		c.requests++
+		if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden ||
+			(r.Status == http.StatusTooManyRequests && r.Scope != sim.ScopeShared) {
+			c.invalid++
+		}
+		if r.Status == http.StatusTooManyRequests {
+			c.byScope[r.Scope]++
+			if r.Scope != sim.ScopeGlobal {
+				// The masked path names the route's resource ids, which
+				// with the route is the bucket.
+				perBucket[r.Method+" "+r.Path]++
+			}
+		}
+	}
+	for _, n := range perBucket {
+		c.maxPerBucket = max(c.maxPerBucket, n)
+	}
+	return c
+}
+
+// minimum is the shortest time a set of requests can take under a limit of
+// n per window: every full window but the last must pass.
+func minimum(requests, n int, window time.Duration) time.Duration {
+	if requests <= 0 {
+		return 0
+	}
+	return time.Duration((requests+n-1)/n-1) * window
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
