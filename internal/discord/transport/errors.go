@@ -85,6 +85,8 @@ func (e *APIError) Error() string {
 // Class classifies the answer by Discord's error code first, then status.
 func (e *APIError) Class() Class {
 	switch {
+	case e.Code == 50027: // Invalid Webhook Token: that webhook or interaction is unusable
+		return NotFound
 	case e.Status == http.StatusUnauthorized:
 		return Unauthorized
 	case e.Code == 50001 || e.Code == 50013 || e.Status == http.StatusForbidden:

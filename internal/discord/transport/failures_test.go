@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -238,5 +239,32 @@ func TestInvalidRequestBudget(t *testing.T) {
 	d.clk.Advance(10*time.Minute + time.Second)
 	if c := wait(t, d.send(t.Context(), e, "GET", "/channels/9")); c.err == nil || errors.As(c.err, &ib) {
 		t.Fatalf("after the window: err = %v, want Discord's 403 again", c.err)
+	}
+}
+
+// A 401 Invalid Webhook Token (50027) condemns that webhook only: the bot
+// token is fine and other requests go on.
+func TestInvalidWebhookTokenIsNotABadBotToken(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		if strings.HasPrefix(r.URL.Path, "/api/v10/webhooks/") {
+			return reply{status: 401, body: `{"message":"Invalid Webhook Token","code":50027}`}
+		}
+		return ok()
+	})
+	e := d.engine(Config{})
+	c := wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/wrong"))
+	if cls, _ := Classify(c.err); cls != NotFound {
+		t.Fatalf("err = %v, class %s, want not_found", c.err, cls)
+	}
+	if c := wait(t, d.send(t.Context(), e, "GET", "/channels/1")); c.err != nil {
+		t.Fatalf("bot REST stopped after a webhook's 401: %v", c.err)
+	}
+	wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/wrong"))
+	if n := len(d.requests()); n != 2 {
+		t.Errorf("the condemned webhook was called again: %d requests", n)
+	}
+	if s := e.Snapshot(); s.Unauthorized || s.InvalidRequests != 1 {
+		t.Errorf("snapshot = unauthorized %v, invalid %d", s.Unauthorized, s.InvalidRequests)
 	}
 }

@@ -181,17 +181,18 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 			return
 		}
 		e.retryAfterFailure(own, b, it, status, nil, now)
-	case status == http.StatusUnauthorized:
+	case status == http.StatusUnauthorized && it.req.Header.Get("Authorization") != "":
 		e.invalid.add(now)
 		e.unauthorized = true
 		e.log.Error("Discord rejected the bot token; all REST requests stop until restart", "route", r.Key())
 		e.deliver(it, resp, body, parseAPIError(r.Key(), status, body))
 	case status >= 400:
 		e.success(b)
-		if status == http.StatusForbidden {
+		if status == http.StatusForbidden || status == http.StatusUnauthorized {
 			e.invalid.add(now)
 		}
-		if status == http.StatusNotFound && r.Webhook != "" {
+		// 404, or 401 Invalid Webhook Token: the webhook cannot be used.
+		if (status == http.StatusNotFound || status == http.StatusUnauthorized) && r.Webhook != "" {
 			e.deadWebhooks[r.Webhook] = true
 			e.log.Warn("webhook answered 404; it will not be used again", "route", r.Key(), "bucket", b.name)
 		}
