@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, Registerer: reg, Logger: log})
+	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), cfg.DiscordAPI)
 	if err != nil {
 		return nil, fmt.Errorf("app: HERALD_DISCORD_API: %w", err)

@@ -25,6 +25,9 @@ type Config struct {
 	AutoMigrate     bool
 	ShutdownTimeout time.Duration
 	Lanes           LaneWorkers
+	// GlobalLimit is the bot's global REST limit per second (Discord
+	// grants large bots more than the default 50).
+	GlobalLimit int
 }
 
 // LaneWorkers is the worker count of each River lane (see internal/work).
@@ -139,6 +142,14 @@ var settings = []setting{
 		c.ShutdownTimeout = d
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_DISCORD_GLOBAL_LIMIT", Default: "50", Help: "the bot's global REST limit per second, as Discord granted it", RunOnly: true}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100000 {
+			return fmt.Errorf("must be a whole number from 1 to 100000, got %q", v)
+		}
+		c.GlobalLimit = n
+		return nil
+	}},
 	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *LaneWorkers) *int { return &l.Interactive }),
 	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *LaneWorkers) *int { return &l.Events }),
 	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *LaneWorkers) *int { return &l.Sync }),
@@ -218,5 +229,6 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("workers_events", c.Lanes.Events),
 		slog.Int("workers_sync", c.Lanes.Sync),
 		slog.Int("workers_background", c.Lanes.Background),
+		slog.Int("discord_global_limit", c.GlobalLimit),
 	)
 }

@@ -172,7 +172,8 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.rateLimited(own, b, it, resp, body, now)
-	case status >= 500:
+	case status == http.StatusInternalServerError || status == http.StatusBadGateway ||
+		status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
 		if !it.idempotent && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
 			// A gateway lost the upstream answer: the mutation may have happened.
 			e.failure(b, now)
