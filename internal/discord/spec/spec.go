@@ -55,6 +55,9 @@ func Load(path string) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build discord openapi model %s: %w", path, err)
 	}
+	// Before anything reads the model: strict mode must see through every
+	// $ref with siblings (siblingref.go).
+	resolveSiblingRefs(&model.Model)
 	opts := []config.Option{
 		config.WithStrictMode(),
 		config.WithScalarCoercion(),
