@@ -124,6 +124,15 @@ func (f *formErrors) required(path string) {
 	f.add(path, "BASE_TYPE_REQUIRED", "This field is required")
 }
 
+// requiredLen checks a required string field of min to max characters.
+func (f *formErrors) requiredLen(path string, v *string, min, max int) {
+	if v == nil {
+		f.required(path)
+		return
+	}
+	f.between(path, len([]rune(*v)), min, max)
+}
+
 // err returns the 50035 error, or nil when no field failed.
 func (f *formErrors) err() *apiError {
 	if f.errors == nil {

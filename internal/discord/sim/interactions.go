@@ -149,16 +149,8 @@ func validateModal(raw json.RawMessage) *apiError {
 		return err
 	}
 	var f formErrors
-	if modal.CustomID == nil {
-		f.required("data.custom_id")
-	} else {
-		f.between("data.custom_id", len([]rune(*modal.CustomID)), 1, maxCustomID)
-	}
-	if modal.Title == nil {
-		f.required("data.title")
-	} else {
-		f.between("data.title", len([]rune(*modal.Title)), 1, 45)
-	}
+	f.requiredLen("data.custom_id", modal.CustomID, 1, maxCustomID)
+	f.requiredLen("data.title", modal.Title, 1, 45)
 	f.between("data.components", len(modal.Components), 1, maxActionRows)
 	return f.err()
 }
@@ -204,11 +196,8 @@ func (s *Server) followUp(rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	var body messageBody
-	if err := rq.decode(&body); err != nil {
-		return nil, err
-	}
-	if err := body.validate("", len(rq.files), true); err != nil {
+	body, err := rq.decodeMessage(true)
+	if err != nil {
 		return nil, err
 	}
 	if orig, ok := s.st.messages[in.originalID]; ok && orig.flags&flagLoading != 0 {
@@ -216,11 +205,11 @@ func (s *Server) followUp(rq *request) (any, *apiError) {
 		if body.Flags != nil {
 			body.Flags = ptr(*body.Flags &^ flagEphemeral)
 		}
-		s.applyEdit(rq, orig, &body)
+		s.applyEdit(rq, orig, body)
 		in.followups = append(in.followups, orig.id)
 		return s.emitUpdate(rq, orig), nil
 	}
-	m := s.interactionPost(rq, in, s.st.channels[in.channelID], &body)
+	m := s.interactionPost(rq, in, s.st.channels[in.channelID], body)
 	in.followups = append(in.followups, m.id)
 	return s.st.renderMessage(m), nil
 }

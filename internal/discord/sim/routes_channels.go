@@ -72,6 +72,17 @@ func (b *channelBody) validate(f *formErrors, creating bool) {
 	}
 }
 
+// checkChannel validates a create (creating) or modify body for c, the
+// new or existing channel of g.
+func (s *Server) checkChannel(g *guild, c *channel, body *channelBody, creating bool) *apiError {
+	var f formErrors
+	body.validate(&f, creating)
+	if body.ParentID != nil {
+		s.checkParent(g, c, *body.ParentID, &f)
+	}
+	return f.err()
+}
+
 // checkParent validates a new parent category, including Discord's cap of
 // 50 channels per category.
 func (s *Server) checkParent(g *guild, c *channel, parentID string, f *formErrors) {
@@ -115,6 +126,37 @@ func (s *Server) toOverwrites(g *guild, body []overwriteBody) ([]overwrite, *api
 	return out, f.err()
 }
 
+// applyChannel sets on c, new or existing, what a create or modify body
+// carries; c is left as it was when the overwrites are refused.
+func (s *Server) applyChannel(g *guild, c *channel, body *channelBody) *apiError {
+	if body.PermissionOverwrites != nil {
+		ows, err := s.toOverwrites(g, *body.PermissionOverwrites)
+		if err != nil {
+			return err
+		}
+		c.overwrites = ows
+	}
+	if body.Name != nil {
+		c.name = *body.Name
+	}
+	if body.Topic != nil {
+		c.topic = body.Topic
+	}
+	if body.ParentID != nil {
+		c.parentID = *body.ParentID
+	}
+	if body.Position != nil {
+		c.position = *body.Position
+	}
+	if body.NSFW != nil {
+		c.nsfw = *body.NSFW
+	}
+	if body.RateLimitPerUser != nil {
+		c.rateLimitPerUser = *body.RateLimitPerUser
+	}
+	return nil
+}
+
 // renameLimit is Discord's separate limit on changing a channel's name or
 // topic: two per ten minutes per channel, threads included.
 func renameLimit(rq *request) (string, Limit, bool) {
@@ -152,12 +194,7 @@ func createChannel(s *Server, rq *request) (any, *apiError) {
 	if body.Type != nil {
 		c.typ = *body.Type
 	}
-	var f formErrors
-	body.validate(&f, true)
-	if body.ParentID != nil {
-		s.checkParent(g, c, *body.ParentID, &f)
-	}
-	if err := f.err(); err != nil {
+	if err := s.checkChannel(g, c, &body, true); err != nil {
 		return nil, err
 	}
 	if err := s.st.requireGuild(g, permManageChannels); err != nil {
@@ -166,28 +203,10 @@ func createChannel(s *Server, rq *request) (any, *apiError) {
 	if len(g.channels) >= maxGuildChannels {
 		return nil, errMaxChannels
 	}
-	if body.PermissionOverwrites != nil {
-		ows, err := s.toOverwrites(g, *body.PermissionOverwrites)
-		if err != nil {
-			return nil, err
-		}
-		c.overwrites = ows
+	if err := s.applyChannel(g, c, &body); err != nil {
+		return nil, err
 	}
 	c.id = s.st.ids.next(rq.now)
-	c.name = *body.Name
-	c.topic = body.Topic
-	if body.ParentID != nil {
-		c.parentID = *body.ParentID
-	}
-	if body.Position != nil {
-		c.position = *body.Position
-	}
-	if body.NSFW != nil {
-		c.nsfw = *body.NSFW
-	}
-	if body.RateLimitPerUser != nil {
-		c.rateLimitPerUser = *body.RateLimitPerUser
-	}
 	s.st.channels[c.id] = c
 	g.channels = append(g.channels, c.id)
 	rendered := s.st.renderChannel(c)
@@ -230,41 +249,14 @@ func modifyChannel(s *Server, rq *request) (any, *apiError) {
 		return s.modifyThread(rq, c, body)
 	}
 	g := s.st.guilds[c.guildID]
-	var f formErrors
-	body.validate(&f, false)
-	if body.ParentID != nil {
-		s.checkParent(g, c, *body.ParentID, &f)
-	}
-	if err := f.err(); err != nil {
+	if err := s.checkChannel(g, c, &body, false); err != nil {
 		return nil, err
 	}
 	if err := s.st.requireChannel(c, permManageChannels); err != nil {
 		return nil, err
 	}
-	if body.PermissionOverwrites != nil {
-		ows, err := s.toOverwrites(g, *body.PermissionOverwrites)
-		if err != nil {
-			return nil, err
-		}
-		c.overwrites = ows
-	}
-	if body.Name != nil {
-		c.name = *body.Name
-	}
-	if body.Topic != nil {
-		c.topic = body.Topic
-	}
-	if body.ParentID != nil {
-		c.parentID = *body.ParentID
-	}
-	if body.Position != nil {
-		c.position = *body.Position
-	}
-	if body.NSFW != nil {
-		c.nsfw = *body.NSFW
-	}
-	if body.RateLimitPerUser != nil {
-		c.rateLimitPerUser = *body.RateLimitPerUser
+	if err := s.applyChannel(g, c, &body); err != nil {
+		return nil, err
 	}
 	rendered := s.st.renderChannel(c)
 	rq.emit(g.id, "CHANNEL_UPDATE", rendered)

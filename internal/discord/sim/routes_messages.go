@@ -9,6 +9,19 @@ var errNonTextChannel = &apiError{status: http.StatusBadRequest, code: 50008, me
 
 var errEditOthers = &apiError{status: http.StatusForbidden, code: 50005, message: "Cannot edit a message authored by another user"}
 
+// decodeMessage reads and validates the message body of a create (empty
+// messages are refused) or of an edit.
+func (rq *request) decodeMessage(creating bool) (*messageBody, *apiError) {
+	var body messageBody
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	if err := body.validate("", len(rq.files), creating); err != nil {
+		return nil, err
+	}
+	return &body, nil
+}
+
 // buildMessage turns a validated body and the uploaded files into a new
 // message (not yet stored).
 func (s *Server) buildMessage(rq *request, c *channel, body *messageBody, authorID string) *message {
@@ -16,6 +29,17 @@ func (s *Server) buildMessage(rq *request, c *channel, body *messageBody, author
 		id: s.st.ids.next(rq.now), channelID: c.id, guildID: c.guildID, authorID: authorID,
 		tts: body.TTS, nonce: body.nonce(), timestamp: rq.now,
 	}
+	setContent(m, body)
+	if body.Flags != nil {
+		m.flags = *body.Flags
+	}
+	m.attachments = s.attachments(rq, body)
+	return m
+}
+
+// setContent copies the content, embeds and components present in the
+// body onto m, normalized as Discord stores them.
+func setContent(m *message, body *messageBody) {
 	if body.Content != nil {
 		m.content = *body.Content
 	}
@@ -25,11 +49,6 @@ func (s *Server) buildMessage(rq *request, c *channel, body *messageBody, author
 	if body.Components != nil {
 		m.components = normalizeComponents(*body.Components)
 	}
-	if body.Flags != nil {
-		m.flags = *body.Flags
-	}
-	m.attachments = s.attachments(rq, body)
-	return m
 }
 
 // attachments maps multipart files[n] parts to attachments, taking
@@ -57,15 +76,7 @@ func (s *Server) attachments(rq *request, body *messageBody) []attachment {
 // applyEdit changes a stored message as PATCH does: only fields present in
 // the body change; attachments[] keeps the listed existing attachments.
 func (s *Server) applyEdit(rq *request, m *message, body *messageBody) {
-	if body.Content != nil {
-		m.content = *body.Content
-	}
-	if body.Embeds != nil {
-		m.embeds = normalizeEmbeds(*body.Embeds)
-	}
-	if body.Components != nil {
-		m.components = normalizeComponents(*body.Components)
-	}
+	setContent(m, body)
 	if body.Flags != nil {
 		m.flags = m.flags&flagEphemeral | *body.Flags&^flagEphemeral
 	}
@@ -102,11 +113,8 @@ func (s *Server) writableChannel(c *channel, files int) *apiError {
 	if err := s.st.requireChannel(c, perm); err != nil {
 		return err
 	}
-	if c.isThread() && c.archived && c.locked {
-		g := s.st.guilds[c.guildID]
-		if s.st.channelPermissions(g, s.st.botMember(g), c)&permManageThreads == 0 {
-			return errThreadArchived
-		}
+	if c.isThread() && c.archived && c.locked && !s.botCan(c, permManageThreads) {
+		return errThreadArchived
 	}
 	return nil
 }
@@ -128,11 +136,8 @@ func createMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	var body messageBody
-	if err := rq.decode(&body); err != nil {
-		return nil, err
-	}
-	if err := body.validate("", len(rq.files), true); err != nil {
+	body, err := rq.decodeMessage(true)
+	if err != nil {
 		return nil, err
 	}
 	if body.Flags != nil && *body.Flags&flagEphemeral != 0 {
@@ -151,7 +156,7 @@ func createMessage(s *Server, rq *request) (any, *apiError) {
 			}
 		}
 	}
-	m := s.buildMessage(rq, c, &body, s.st.botID)
+	m := s.buildMessage(rq, c, body, s.st.botID)
 	if key.nonce != "" {
 		s.st.nonces[key] = nonceEntry{messageID: m.id, at: rq.now}
 	}
@@ -186,17 +191,14 @@ func editMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	var body messageBody
-	if err := rq.decode(&body); err != nil {
-		return nil, err
-	}
-	if err := body.validate("", len(rq.files), false); err != nil {
+	body, err := rq.decodeMessage(false)
+	if err != nil {
 		return nil, err
 	}
 	if m.authorID != s.st.botID || m.webhookID != "" {
 		return nil, errEditOthers
 	}
-	s.applyEdit(rq, m, &body)
+	s.applyEdit(rq, m, body)
 	return s.emitUpdate(rq, m), nil
 }
 

@@ -21,11 +21,7 @@ func createThread(s *Server, rq *request) (any, *apiError) {
 		return nil, err
 	}
 	var f formErrors
-	if body.Name == nil {
-		f.required("name")
-	} else {
-		f.between("name", len([]rune(*body.Name)), 1, 100)
-	}
+	f.requiredLen("name", body.Name, 1, 100)
 	typ := channelPrivateThread
 	if body.Type != nil {
 		typ = *body.Type
@@ -36,9 +32,7 @@ func createThread(s *Server, rq *request) (any, *apiError) {
 	archive := 4320
 	if body.AutoArchiveDuration != nil {
 		archive = *body.AutoArchiveDuration
-		if archive != 60 && archive != 1440 && archive != 4320 && archive != 10080 {
-			f.add("auto_archive_duration", "BASE_TYPE_CHOICES", "Value must be one of {60, 1440, 4320, 10080}.")
-		}
+		checkAutoArchive(&f, archive)
 	}
 	if err := f.err(); err != nil {
 		return nil, err
@@ -74,6 +68,16 @@ func createThread(s *Server, rq *request) (any, *apiError) {
 	return rendered, nil
 }
 
+// checkAutoArchive accepts the archive durations, in minutes, that
+// Discord offers threads.
+func checkAutoArchive(f *formErrors, minutes int) {
+	switch minutes {
+	case 60, 1440, 4320, 10080:
+	default:
+		f.add("auto_archive_duration", "BASE_TYPE_CHOICES", "Value must be one of {60, 1440, 4320, 10080}.")
+	}
+}
+
 // thread finds a thread the bot can see.
 func (s *Server) thread(rq *request) (*channel, *apiError) {
 	t, err := s.visibleChannel(rq)
@@ -91,20 +95,30 @@ func (s *Server) botCan(c *channel, perm uint64) bool {
 	return s.st.channelPermissions(g, s.st.botMember(g), c)&perm == perm
 }
 
-func addThreadMember(s *Server, rq *request) (any, *apiError) {
+// threadMember resolves the thread and the user ("@me" is the bot) of a
+// thread-members path. An archived thread's members cannot change.
+func (s *Server) threadMember(rq *request) (*channel, string, *apiError) {
 	t, err := s.thread(rq)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if t.archived {
-		return nil, errThreadArchived
-	}
-	if err := s.st.requireChannel(t, permSendMessagesInThreads); err != nil {
-		return nil, err
+		return nil, "", errThreadArchived
 	}
 	userID := rq.params["user_id"]
 	if userID == "@me" {
 		userID = s.st.botID
+	}
+	return t, userID, nil
+}
+
+func addThreadMember(s *Server, rq *request) (any, *apiError) {
+	t, userID, err := s.threadMember(rq)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.st.requireChannel(t, permSendMessagesInThreads); err != nil {
+		return nil, err
 	}
 	if _, ok := s.st.guilds[t.guildID].members[userID]; !ok {
 		return nil, errUnknown(codeUnknownMember)
@@ -117,16 +131,9 @@ func addThreadMember(s *Server, rq *request) (any, *apiError) {
 }
 
 func removeThreadMember(s *Server, rq *request) (any, *apiError) {
-	t, err := s.thread(rq)
+	t, userID, err := s.threadMember(rq)
 	if err != nil {
 		return nil, err
-	}
-	if t.archived {
-		return nil, errThreadArchived
-	}
-	userID := rq.params["user_id"]
-	if userID == "@me" {
-		userID = s.st.botID
 	}
 	if userID != s.st.botID && !s.botCan(t, permManageThreads) && !(t.typ == channelPrivateThread && t.ownerID == s.st.botID) {
 		return nil, errMissingPermissions
@@ -163,11 +170,7 @@ func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *
 		f.between("name", len([]rune(*body.Name)), 1, 100)
 	}
 	if body.AutoArchiveDuration != nil {
-		switch *body.AutoArchiveDuration {
-		case 60, 1440, 4320, 10080:
-		default:
-			f.add("auto_archive_duration", "BASE_TYPE_CHOICES", "Value must be one of {60, 1440, 4320, 10080}.")
-		}
+		checkAutoArchive(&f, *body.AutoArchiveDuration)
 	}
 	if err := f.err(); err != nil {
 		return nil, err

@@ -23,11 +23,7 @@ func createWebhook(s *Server, rq *request) (any, *apiError) {
 		return nil, err
 	}
 	var f formErrors
-	if body.Name == nil {
-		f.required("name")
-	} else {
-		f.between("name", len([]rune(*body.Name)), 1, 80)
-	}
+	f.requiredLen("name", body.Name, 1, 80)
 	if err := f.err(); err != nil {
 		return nil, err
 	}
@@ -95,11 +91,8 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	var body messageBody
-	if err := rq.decode(&body); err != nil {
-		return nil, err
-	}
-	if err := body.validate("", len(rq.files), true); err != nil {
+	body, err := rq.decodeMessage(true)
+	if err != nil {
 		return nil, err
 	}
 	c := s.st.channels[w.channelID]
@@ -110,7 +103,7 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 		}
 		c = t
 	}
-	m := s.buildMessage(rq, c, &body, w.id)
+	m := s.buildMessage(rq, c, body, w.id)
 	m.webhookID = w.id
 	rendered := s.postMessage(rq, c, m)
 	if rq.r.URL.Query().Get("wait") != "true" {
@@ -149,15 +142,12 @@ func editWebhookMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	var body messageBody
-	if err := rq.decode(&body); err != nil {
-		return nil, err
-	}
-	if err := body.validate("", len(rq.files), false); err != nil {
+	body, err := rq.decodeMessage(false)
+	if err != nil {
 		return nil, err
 	}
 	m.flags &^= flagLoading
-	s.applyEdit(rq, m, &body)
+	s.applyEdit(rq, m, body)
 	return s.emitUpdate(rq, m), nil
 }
 
