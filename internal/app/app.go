@@ -20,8 +20,10 @@ import (
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/gateway"
+	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/locales"
 )
 
 // stopGrace is how long shutdown waits beyond the configured timeout for
@@ -38,6 +40,9 @@ type App struct {
 	registry *work.Registry
 	engine   *transport.Engine
 	client   *http.Client
+	catalog  *i18n.Catalog
+	router   *gateway.Router
+	metrics  *prometheus.Registry
 	gateway  atomic.Pointer[gateway.Session] // set once Run connects
 	admin    *http.Server
 	adminLn  net.Listener
@@ -68,8 +73,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	}); err != nil {
 		return nil, err
 	}
+	if a.catalog, err = i18n.New(locales.FS); err != nil {
+		return nil, err
+	}
+	// Features register their commands and controls here.
+	a.router = gateway.NewRouter()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = reg
 	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), cfg.DiscordAPI)
 	if err != nil {
@@ -104,7 +115,8 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	}
 	gateway.RouteLibraryLogs(a.log)
-	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Client: a.client, Logger: a.log})
+	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Client: a.client,
+		Router: a.router, Catalog: a.catalog, Registerer: a.metrics, Logger: a.log})
 	if err != nil {
 		return errors.Join(err, a.stopRiver(kinds))
 	}

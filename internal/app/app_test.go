@@ -165,3 +165,43 @@ func TestRunConnectsGatewayThroughTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// herald answers a member's click on a control it does not know, and the
+// answer's latency shows in /metrics.
+func TestRunAnswersOutdatedControls(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	cfg, err := config.Load(func(k string) (string, bool) {
+		v, ok := map[string]string{
+			"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": storetest.URL(t),
+			"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0",
+		}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go a.Run(ctx)
+	eventually(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Guilds() == 1 })
+	var msg struct{ ID string }
+	s.Do("POST", "/channels/"+g.Channel("roles")+"/messages", map[string]any{"content": "menu"}).JSON(t, &msg)
+	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channel("roles"), UserID: g.Member("carol"),
+		Kind: "component", CustomID: "rolemenu:1:pick/1/2", MessageID: msg.ID})
+	eventually(t, "ack", func() bool { return s.Interaction(in.ID).Acked })
+	res, err := http.Get("http://" + a.AdminAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(body), `herald_ack_latency_seconds_count{outcome="outdated"} 1`) {
+		t.Errorf("ack latency not in /metrics:\n%s", body)
+	}
+}

@@ -12,6 +12,9 @@ import (
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-bot/herald/internal/i18n"
 )
 
 // Intents are the gateway events herald needs: guilds (roles, channels,
@@ -27,13 +30,22 @@ type Options struct {
 	Client     *http.Client
 	ShardID    int
 	ShardCount int
+	// Router and Catalog answer interactions; a nil Router answers every
+	// interaction as outdated.
+	Router     *Router
+	Catalog    *i18n.Catalog
+	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 }
 
 // Session is one gateway connection.
 type Session struct {
-	dg  *discordgo.Session
-	log *slog.Logger
+	dg         *discordgo.Session
+	log        *slog.Logger
+	client     *http.Client
+	router     *Router
+	catalog    *i18n.Catalog
+	ackLatency *prometheus.HistogramVec
 
 	mu      sync.Mutex
 	ready   bool
@@ -44,6 +56,9 @@ type Session struct {
 // Open connects to the gateway and returns once discordgo has identified;
 // READY arrives shortly after and Ready reports it.
 func Open(ctx context.Context, o Options) (*Session, error) {
+	if o.Catalog == nil || o.Client == nil || o.Logger == nil {
+		return nil, errors.New("gateway: Options need Client, Catalog and Logger")
+	}
 	dg, err := discordgo.New("Bot " + o.Token)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
@@ -58,12 +73,18 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.ShardCount > 1 {
 		dg.ShardID, dg.ShardCount = o.ShardID, o.ShardCount
 	}
-	s := &Session{dg: dg, log: o.Logger, guilds: map[string]bool{}}
+	router := o.Router
+	if router == nil {
+		router = NewRouter()
+	}
+	s := &Session{dg: dg, log: o.Logger, client: o.Client, router: router, catalog: o.Catalog,
+		ackLatency: newAckLatency(o.Registerer), guilds: map[string]bool{}}
 	dg.AddHandler(s.onReady)
 	dg.AddHandler(s.onResumed)
 	dg.AddHandler(s.onDisconnect)
 	dg.AddHandler(s.onGuildCreate)
 	dg.AddHandler(s.onGuildDelete)
+	dg.AddHandler(s.onInteraction)
 	if err := dg.Open(); err != nil {
 		return nil, fmt.Errorf("gateway: open: %w", err)
 	}

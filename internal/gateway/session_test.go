@@ -12,6 +12,8 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/locales"
 )
 
 type syncBuffer struct {
@@ -37,15 +39,24 @@ func eventually(t *testing.T, what string, f func() bool) {
 	}
 }
 
-func open(t *testing.T, s *simtest.Sim, logs *syncBuffer) (*Session, *transport.Engine) {
+func catalog(t *testing.T) *i18n.Catalog {
+	t.Helper()
+	c, err := i18n.New(locales.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func open(t *testing.T, s *simtest.Sim, router *Router, logs *syncBuffer) (*Session, *transport.Engine) {
 	t.Helper()
 	e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
 	rt, err := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := Open(t.Context(), Options{Token: simtest.Token, Client: &http.Client{Transport: rt},
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	gw, err := Open(t.Context(), Options{Token: simtest.Token, Client: &http.Client{Transport: rt}, Router: router,
+		Catalog: catalog(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +71,7 @@ func TestSessionLifecycle(t *testing.T) {
 	s := simtest.New(t)
 	s.CreateGuild(sim.DefaultFixture())
 	var logs syncBuffer
-	gw, e := open(t, s, &logs)
+	gw, e := open(t, s, nil, &logs)
 	eventually(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
 	if gw.Discord().Identify.Intents != Intents {
 		t.Errorf("intents = %d, want %d", gw.Discord().Identify.Intents, Intents)
@@ -99,7 +110,7 @@ func TestOpenWithBadToken(t *testing.T) {
 	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-right-token"}))
 	e := transport.New(transport.Config{})
 	rt, _ := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
-	_, err := Open(t.Context(), Options{Token: "wrong", Client: &http.Client{Transport: rt}, Logger: slog.New(slog.DiscardHandler)})
+	_, err := Open(t.Context(), Options{Token: "wrong", Client: &http.Client{Transport: rt}, Catalog: catalog(t), Logger: slog.New(slog.DiscardHandler)})
 	if err == nil {
 		t.Fatal("Open with a rejected token succeeded")
 	}

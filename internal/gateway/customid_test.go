@@ -1,0 +1,66 @@
+package gateway
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseCustomID(t *testing.T) {
+	t.Parallel()
+	good := []struct {
+		in   string
+		want CustomID
+	}{
+		{"rolemenu:1:pick/12/3", CustomID{"rolemenu", 1, "pick/12/3"}},
+		{"tickets:12:close:12345678901234567", CustomID{"tickets", 12, "close:12345678901234567"}},
+		{"a:1:", CustomID{"a", 1, ""}},
+		{"web-hook_2:3:x", CustomID{"web-hook_2", 3, "x"}},
+	}
+	for _, tc := range good {
+		got, err := ParseCustomID(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseCustomID(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+		if got.String() != tc.in {
+			t.Errorf("String() = %q, want %q", got.String(), tc.in)
+		}
+	}
+	bad := []string{
+		"", "rolemenu", "rolemenu:1", "rolemenu:one:x", "rolemenu:0:x", "rolemenu:01:x", "rolemenu:-1:x",
+		"RoleMenu:1:x", "1role:1:x", ":1:x", "role menu:1:x", "rolemenu:1:é", "rolemenu:1:a b", "rolemenu:1:\x00",
+		"rolemenu:1:" + strings.Repeat("x", 90), strings.Repeat("f", 33) + ":1:x", "rolemenu:99999999999999999999:x",
+	}
+	for _, in := range bad {
+		if got, err := ParseCustomID(in); !errors.Is(err, ErrMalformedCustomID) {
+			t.Errorf("ParseCustomID(%q) = %+v, %v; want ErrMalformedCustomID", in, got, err)
+		}
+	}
+}
+
+func TestNewCustomID(t *testing.T) {
+	t.Parallel()
+	if s, err := NewCustomID("tickets", 2, "open/5"); err != nil || s != "tickets:2:open/5" {
+		t.Errorf("NewCustomID = %q, %v", s, err)
+	}
+	if _, err := NewCustomID("tickets", 2, strings.Repeat("x", 100)); err == nil {
+		t.Error("an id over 100 characters must be refused")
+	}
+	if _, err := NewCustomID("Tickets", 2, "x"); err == nil {
+		t.Error("a bad feature name must be refused")
+	}
+}
+
+// Whatever bytes arrive as a custom_id, parsing never panics, and what it
+// accepts round-trips exactly.
+func FuzzParseCustomID(f *testing.F) {
+	for _, s := range []string{"rolemenu:1:pick/1/2", "a:1:", "x", "::", "a:01:b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCustomID(s)
+		if err == nil && c.String() != s {
+			t.Errorf("%q parsed to %+v, which formats as %q", s, c, c.String())
+		}
+	})
+}
