@@ -153,14 +153,14 @@ func (w *siblingRefWalker) document(doc *v3.Document) {
 
 func (w *siblingRefWalker) parameter(p *v3.Parameter) {
 	if p != nil {
-		p.Schema = w.proxy(p.Schema)
+		w.swap(&p.Schema)
 		w.content(p.Content)
 	}
 }
 
 func (w *siblingRefWalker) header(h *v3.Header) {
 	if h != nil {
-		h.Schema = w.proxy(h.Schema)
+		w.swap(&h.Schema)
 		w.content(h.Content)
 	}
 }
@@ -178,8 +178,17 @@ func (w *siblingRefWalker) response(r *v3.Response) {
 func (w *siblingRefWalker) content(content *orderedmap.Map[string, *v3.MediaType]) {
 	for mt := content.First(); mt != nil; mt = mt.Next() {
 		if m := mt.Value(); m != nil {
-			m.Schema = w.proxy(m.Schema)
+			w.swap(&m.Schema)
 		}
+	}
+}
+
+// swap replaces *dst by the proxy that stands for it, writing only when
+// that differs: a second walk over a resolved model writes nothing, so it
+// is safe beside validations reading the model.
+func (w *siblingRefWalker) swap(dst **base.SchemaProxy) {
+	if r := w.proxy(*dst); r != *dst {
+		*dst = r
 	}
 }
 
@@ -209,17 +218,13 @@ func (w *siblingRefWalker) schema(p *base.SchemaProxy) {
 	}
 	for _, list := range [][]*base.SchemaProxy{s.AllOf, s.OneOf, s.AnyOf, s.PrefixItems} {
 		for i := range list {
-			list[i] = w.proxy(list[i])
+			w.swap(&list[i])
 		}
 	}
 	for _, single := range []**base.SchemaProxy{
 		&s.Not, &s.If, &s.Then, &s.Else, &s.Contains, &s.PropertyNames, &s.UnevaluatedItems, &s.ContentSchema,
 	} {
-		if *single != nil {
-			if r := w.proxy(*single); r != *single {
-				*single = r
-			}
-		}
+		w.swap(single)
 	}
 	for _, dv := range []*base.DynamicValue[*base.SchemaProxy, bool]{s.Items, s.AdditionalProperties, s.UnevaluatedProperties} {
 		if dv != nil && dv.IsA() && dv.A != nil {
