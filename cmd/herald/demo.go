@@ -29,7 +29,7 @@ func cmdDemo(ctx context.Context, args []string, e env) int {
 	// The simulator outlives herald, so herald's shutdown still reaches it.
 	simCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	s, url, _, simDone, err := startSim(simCtx, f, log.With("component", "sim"))
+	s, err := startSim(simCtx, f, log.With("component", "sim"))
 	if err != nil {
 		log.Error("simulator cannot start", "err", err)
 		return exitFail
@@ -38,7 +38,7 @@ func cmdDemo(ctx context.Context, args []string, e env) int {
 	demoEnv := map[string]string{
 		"DISCORD_TOKEN":       demoToken,
 		"DISCORD_APP_ID":      s.BotUserID(),
-		"HERALD_DISCORD_API":  url + "/api/v10",
+		"HERALD_DISCORD_API":  s.url + "/api/v10",
 		"HERALD_AUTO_MIGRATE": "true",
 	}
 	cfg, log, ok := loadConfig(e, func(lookup config.Lookup) (config.Config, error) {
@@ -52,7 +52,7 @@ func cmdDemo(ctx context.Context, args []string, e env) int {
 	if !ok {
 		return exitFail
 	}
-	log.Info("demo: Discord simulator running", "url", url, "control", url+"/_sim/")
+	log.Info("demo: Discord simulator running", "url", s.url, "control", s.url+"/_sim/")
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		log.Error("herald cannot start", "err", err)
@@ -64,7 +64,7 @@ func cmdDemo(ctx context.Context, args []string, e env) int {
 		code = exitFail
 	}
 	stop()
-	if err := <-simDone; err != nil {
+	if err := <-s.done; err != nil {
 		log.Error("simulator stopped with an error", "err", err)
 		code = exitFail
 	}

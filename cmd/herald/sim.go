@@ -41,24 +41,34 @@ func (f *simFlags) validate() error {
 	return nil
 }
 
+// runningSim is a simulator serving on a local address.
+type runningSim struct {
+	*sim.Server
+	url   string
+	guild *sim.FixtureResult // the loaded fixture, nil for --fixture none
+	done  <-chan error       // the serve error, once ctx ends
+}
+
 // startSim listens, loads the fixture and serves the simulator until ctx
-// ends. It returns the base URL and the loaded guild.
-func startSim(ctx context.Context, f simFlags, log *slog.Logger) (*sim.Server, string, *sim.FixtureResult, <-chan error, error) {
+// ends.
+func startSim(ctx context.Context, f simFlags, log *slog.Logger) (*runningSim, error) {
 	s := sim.New(sim.Options{Token: f.token, TimeScale: f.timeScale, Logger: log})
-	var guild *sim.FixtureResult
+	rs := &runningSim{Server: s}
 	if f.fixture == "default" {
 		res, err := s.LoadFixture(sim.DefaultFixture())
 		if err != nil {
-			return nil, "", nil, nil, err
+			return nil, err
 		}
-		guild = &res
+		rs.guild = &res
 	}
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
-		return nil, "", nil, nil, fmt.Errorf("simulator: %w", err)
+		return nil, fmt.Errorf("simulator: %w", err)
 	}
+	rs.url = "http://" + ln.Addr().String()
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)
+	rs.done = done
 	go func() {
 		err := srv.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -73,7 +83,7 @@ func startSim(ctx context.Context, f simFlags, log *slog.Logger) (*sim.Server, s
 		defer cancel()
 		srv.Shutdown(shutdown)
 	}()
-	return s, "http://" + ln.Addr().String(), guild, done, nil
+	return rs, nil
 }
 
 func cmdSim(ctx context.Context, args []string, e env) int {
@@ -89,17 +99,17 @@ func cmdSim(ctx context.Context, args []string, e env) int {
 		return exitUsage
 	}
 	log := simLogger(e)
-	_, url, guild, done, err := startSim(ctx, f, log)
+	s, err := startSim(ctx, f, log)
 	if err != nil {
 		log.Error("simulator cannot start", "err", err)
 		return exitFail
 	}
-	log.Info("Discord simulator listening", "url", url, "rest", url+"/api/v10", "control", url+"/_sim/", "time_scale", f.timeScale)
-	if guild != nil {
+	log.Info("Discord simulator listening", "url", s.url, "rest", s.url+"/api/v10", "control", s.url+"/_sim/", "time_scale", f.timeScale)
+	if s.guild != nil {
 		// The fixture's ids, for scripts driving the control API.
-		json.NewEncoder(e.stdout).Encode(guild)
+		json.NewEncoder(e.stdout).Encode(s.guild)
 	}
-	if err := <-done; err != nil {
+	if err := <-s.done; err != nil {
 		log.Error("simulator stopped", "err", err)
 		return exitFail
 	}

@@ -244,14 +244,7 @@ func (e *Engine) Do(req *http.Request) (*http.Response, error) {
 // queues it. The lock is held.
 func (e *Engine) admit(it *item, now time.Time) error {
 	route := it.route
-	if e.unauthorized {
-		return ErrUnauthorized
-	}
-	if route.Webhook != "" && e.deadWebhooks[route.Webhook] {
-		return &APIError{Route: route.Key(), Status: http.StatusNotFound, Code: 10015,
-			Message: "Unknown Webhook (an earlier request got 404; the webhook is not used again)"}
-	}
-	if err := e.checkInvalidBudget(now); err != nil {
+	if err := e.refuse(it, now); err != nil {
 		return err
 	}
 	b := e.bucketFor(route)

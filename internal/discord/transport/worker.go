@@ -103,8 +103,10 @@ func (e *Engine) sleep(b *bucket, d time.Duration) {
 	e.mu.Lock()
 }
 
-// refuse is the check repeated at send time for states that may have begun
-// while the request waited. The lock is held.
+// refuse ends a request the engine must not send: after a 401, to a dead
+// webhook, or past the invalid-request budget. It runs when a request
+// queues and again when it is sent, since those states may begin while it
+// waits. The lock is held.
 func (e *Engine) refuse(it *item, now time.Time) error {
 	if e.unauthorized {
 		return ErrUnauthorized
