@@ -13,16 +13,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // ackTimeout bounds the whole fast path: Discord drops an interaction not
 // answered within 3 seconds.
 const ackTimeout = 3 * time.Second
 
-// onInteraction is the fast path: route, let the handler answer, send the
-// answer. An interaction nothing handles — a retired control, a forged
-// custom_id, a command herald no longer has — gets an ephemeral note in
-// the member's language and changes nothing.
+// onInteraction is the fast path: route, let the handler validate and
+// enqueue its jobs, commit them with their ledger rows, answer, then
+// release the jobs — so work is durable before the answer and never
+// overtakes it. An interaction nothing handles — a retired control, a
+// forged custom_id, a command herald no longer has — gets an ephemeral
+// note in the member's language and changes nothing.
 func (s *Session) onInteraction(_ *discordgo.Session, ic *discordgo.InteractionCreate) {
 	received := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
@@ -36,10 +39,17 @@ func (s *Session) onInteraction(_ *discordgo.Session, ic *discordgo.InteractionC
 	h, id, ok := s.router.route(i)
 	outcome := "routed"
 	var resp *discordgo.InteractionResponse
+	in := &Interaction{Interaction: i, CustomID: id, Localizer: loc, Received: received, db: s.db, jobs: s.jobs}
 	if ok {
 		var err error
-		resp, err = h(ctx, &Interaction{Interaction: i, CustomID: id, Localizer: loc, Received: received})
+		if resp, err = h(ctx, in); err == nil && in.tx != nil {
+			err = in.tx.Commit(ctx)
+		}
 		if err != nil {
+			if in.tx != nil {
+				in.tx.Rollback(context.WithoutCancel(ctx))
+			}
+			in.held = nil
 			s.log.Error("interaction handler failed", "interaction_id", i.ID, "type", i.Type.String(), "err", err)
 			resp, outcome = ephemeral(loc.T("interaction.failed", nil)), "failed"
 		}
@@ -47,11 +57,19 @@ func (s *Session) onInteraction(_ *discordgo.Session, ic *discordgo.InteractionC
 		s.log.Info("outdated or unknown interaction", "interaction_id", i.ID, "type", i.Type.String())
 		resp, outcome = ephemeral(loc.T("interaction.outdated", nil)), "outdated"
 	}
-	if err := s.respond(ctx, i, resp); err != nil {
+	if in.replay {
+		s.dedupeHits.Inc()
+		outcome = "replay"
+	}
+	if err := s.respond(ctx, i, resp, in.replay); err != nil {
 		s.log.Warn("interaction answer failed", "interaction_id", i.ID, "err", err)
 		outcome = "unanswered"
 	}
 	s.ackLatency.WithLabelValues(outcome).Observe(time.Since(received).Seconds())
+	// The work runs whether or not the answer got through: it is durable.
+	if err := work.Release(context.WithoutCancel(ctx), s.jobs, in.held); err != nil {
+		s.log.Warn("jobs stay held until their hold ends", "interaction_id", i.ID, "err", err)
+	}
 }
 
 func ephemeral(content string) *discordgo.InteractionResponse {
@@ -63,8 +81,10 @@ func ephemeral(content string) *discordgo.InteractionResponse {
 
 // respond sends the initial response through herald's transport at
 // interactive priority. It does not use discordgo's InteractionRespond,
-// whose limiter keeps a bucket per interaction token forever.
-func (s *Session) respond(ctx context.Context, i *discordgo.Interaction, resp *discordgo.InteractionResponse) error {
+// whose limiter keeps a bucket per interaction token forever. For a replay,
+// Discord's "already acknowledged" (40060) means the first delivery was
+// answered: that is success.
+func (s *Session) respond(ctx context.Context, i *discordgo.Interaction, resp *discordgo.InteractionResponse, replay bool) error {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		return err
@@ -82,19 +102,27 @@ func (s *Session) respond(ctx context.Context, i *discordgo.Interaction, resp *d
 	defer res.Body.Close()
 	if res.StatusCode >= 300 {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+		var e struct{ Code int }
+		if json.Unmarshal(b, &e) == nil && e.Code == 40060 && replay {
+			return nil
+		}
 		return fmt.Errorf("callback answered %d: %s", res.StatusCode, b)
 	}
 	return nil
 }
 
-func newAckLatency(reg prometheus.Registerer) *prometheus.HistogramVec {
-	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+func newMetrics(reg prometheus.Registerer) (*prometheus.HistogramVec, prometheus.Counter) {
+	ack := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "herald_ack_latency_seconds",
-		Help:    "From INTERACTION_CREATE received to the initial response answered, by outcome (routed, outdated, failed, unanswered).",
+		Help:    "From INTERACTION_CREATE received to the initial response answered, by outcome (routed, outdated, failed, replay, unanswered).",
 		Buckets: []float64{.005, .01, .02, .05, .1, .25, .5, 1, 2, 3},
 	}, []string{"outcome"})
+	dedupe := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "herald_interaction_dedupe_hits_total",
+		Help: "Interactions delivered again whose work was already enqueued.",
+	})
 	if reg != nil {
-		reg.MustRegister(h)
+		reg.MustRegister(ack, dedupe)
 	}
-	return h
+	return ack, dedupe
 }

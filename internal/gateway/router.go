@@ -2,11 +2,16 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // Interaction is what a handler gets: Discord's interaction, its parsed
@@ -17,6 +22,34 @@ type Interaction struct {
 	CustomID  CustomID
 	Localizer *i18n.Localizer
 	Received  time.Time
+
+	db     *pgxpool.Pool
+	jobs   *work.Client
+	tx     pgx.Tx  // begun by the first Enqueue
+	held   []int64 // jobs to release once the answer is sent
+	replay bool    // a key was already in the ledger
+}
+
+// Enqueue inserts jobs for this interaction under the idempotency key
+// <interaction_id>:<routeVersion>:<intent>, in one transaction with the
+// ledger row; the fast path commits it before answering and releases the
+// jobs after. A key already in the ledger — Discord delivered the
+// interaction again — inserts nothing.
+func (in *Interaction) Enqueue(ctx context.Context, routeVersion int, intent work.Intent, jobs ...river.InsertManyParams) error {
+	if in.tx == nil {
+		tx, err := in.db.Begin(ctx)
+		if err != nil {
+			return fmt.Errorf("gateway: begin: %w", err)
+		}
+		in.tx = tx
+	}
+	ids, inserted, err := work.Enqueue(ctx, in.tx, in.jobs, work.Key{Event: in.ID, RouteVersion: routeVersion, Intent: intent}, jobs...)
+	if err != nil {
+		return err
+	}
+	in.replay = in.replay || !inserted
+	in.held = append(in.held, ids...)
+	return nil
 }
 
 // Handler answers an interaction on the fast path: it may validate and

@@ -12,9 +12,11 @@ import (
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // Intents are the gateway events herald needs: guilds (roles, channels,
@@ -31,9 +33,11 @@ type Options struct {
 	ShardID    int
 	ShardCount int
 	// Router and Catalog answer interactions; a nil Router answers every
-	// interaction as outdated.
+	// interaction as outdated. DB and Jobs hold the work handlers enqueue.
 	Router     *Router
 	Catalog    *i18n.Catalog
+	DB         *pgxpool.Pool
+	Jobs       *work.Client
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
 }
@@ -45,7 +49,10 @@ type Session struct {
 	client     *http.Client
 	router     *Router
 	catalog    *i18n.Catalog
+	db         *pgxpool.Pool
+	jobs       *work.Client
 	ackLatency *prometheus.HistogramVec
+	dedupeHits prometheus.Counter
 
 	mu      sync.Mutex
 	ready   bool
@@ -78,7 +85,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		router = NewRouter()
 	}
 	s := &Session{dg: dg, log: o.Logger, client: o.Client, router: router, catalog: o.Catalog,
-		ackLatency: newAckLatency(o.Registerer), guilds: map[string]bool{}}
+		db: o.DB, jobs: o.Jobs, guilds: map[string]bool{}}
+	s.ackLatency, s.dedupeHits = newMetrics(o.Registerer)
 	dg.AddHandler(s.onReady)
 	dg.AddHandler(s.onResumed)
 	dg.AddHandler(s.onDisconnect)

@@ -1,0 +1,91 @@
+package work_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+func TestKeyFormat(t *testing.T) {
+	t.Parallel()
+	k := work.Key{Event: "1234567890", RouteVersion: 2, Intent: work.IntentEvent}
+	if k.String() != "1234567890:2:event" {
+		t.Errorf("key = %q", k)
+	}
+}
+
+// The first Enqueue of a key inserts its jobs held; the same key again —
+// a replayed interaction — inserts nothing; Release makes the jobs
+// available; a rolled-back transaction leaves neither ledger row nor job.
+func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := storetest.Pool(t)
+	c, err := work.NewClient(pool, work.Options{Registry: work.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := work.Key{Event: "42", RouteVersion: 1, Intent: work.IntentEvent}
+	job := river.InsertManyParams{Args: blockArgs{Lane: "events"}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
+	enqueue := func() ([]int64, bool) {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, inserted, err := work.Enqueue(ctx, tx, c, key, job, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return ids, inserted
+	}
+	ids, inserted := enqueue()
+	if !inserted || len(ids) != 2 {
+		t.Fatalf("first enqueue: ids %v inserted %v", ids, inserted)
+	}
+	for _, id := range ids {
+		j, err := c.JobGet(ctx, id)
+		if err != nil || j.State != rivertype.JobStateScheduled || j.Queue != "events" {
+			t.Fatalf("job %d = %+v, %v; want scheduled (held) in events", id, j, err)
+		}
+	}
+	if again, inserted := enqueue(); inserted || len(again) != 0 {
+		t.Fatalf("replay inserted %v", again)
+	}
+	var stored []int64
+	if err := pool.QueryRow(ctx, `SELECT job_ids FROM interaction_ledger WHERE idempotency_key = $1`, key.String()).Scan(&stored); err != nil || len(stored) != 2 {
+		t.Fatalf("ledger job_ids = %v, %v", stored, err)
+	}
+	if err := work.Release(ctx, c, ids); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if j, _ := c.JobGet(ctx, id); j.State != rivertype.JobStateAvailable {
+			t.Errorf("released job state = %s", j.State)
+		}
+	}
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := work.Key{Event: "43", RouteVersion: 1, Intent: work.IntentEvent}
+	if _, _, err := work.Enqueue(ctx, tx, c, other, job); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback(ctx)
+	var n int
+	pool.QueryRow(ctx, `SELECT count(*) FROM interaction_ledger WHERE event_id = '43'`).Scan(&n)
+	var jobs int
+	pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs)
+	if n != 0 || jobs != 2 {
+		t.Errorf("after rollback: %d ledger rows, %d jobs; want 0 and the first 2", n, jobs)
+	}
+}
