@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/config"
 )
@@ -32,7 +33,8 @@ type Client = river.Client[pgx.Tx]
 // number of workers. With no job kinds registered the client can only
 // insert: River refuses to work queues without workers.
 func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
-	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger}
+	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger,
+		Middleware: []rivertype.Middleware{&outcomes{}}}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
 		cfg.Queues = Queues(o.Lanes)
 		cfg.Workers = o.Registry.workers

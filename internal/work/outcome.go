@@ -1,0 +1,79 @@
+package work
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/herald-bot/herald/internal/discord/transport"
+)
+
+// Reason is why a job waits or failed, in the words the admin status view
+// shows (locales: job.reason.*).
+type Reason string
+
+const (
+	ReasonRateLimited      Reason = "rate_limited"      // waiting: Discord asked us to slow down
+	ReasonNeedsPermission  Reason = "needs_permission"  // failed: the bot lacks a permission
+	ReasonTargetMissing    Reason = "target_missing"    // failed: the message, channel or role is gone
+	ReasonInvalid          Reason = "invalid"           // failed: Discord rejected the request
+	ReasonRetriesExhausted Reason = "retries_exhausted" // failed: transient errors outlived every attempt
+)
+
+// Outcome is what a job recorded about its last attempt: where it waits or
+// why it failed. It is stored as the job's River output.
+type Outcome struct {
+	Reason Reason    `json:"reason"`
+	Detail string    `json:"detail,omitempty"`
+	Until  time.Time `json:"until,omitzero"`
+}
+
+// outcomes turns the transport's error classes into job outcomes, so every
+// worker gets the same rules (DESIGN.md, seeds 000 and 004):
+//   - rate limited: snooze for exactly the wait; a snooze is no attempt and
+//     holds no worker or transaction while it waits;
+//   - missing permission, missing target, invalid request: cancel at once
+//     with the reason, since retrying cannot help;
+//   - transient errors, unknown outcomes and a rejected token: River's
+//     retry with backoff; an unknown outcome is reconciled by the job's own
+//     next attempt (message nonces), never resent blindly by this layer.
+type outcomes struct{ river.MiddlewareDefaults }
+
+func (outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	err := doInner(ctx)
+	if err == nil {
+		return nil
+	}
+	var snooze *river.JobSnoozeError
+	var cancel *river.JobCancelError
+	if errors.As(err, &snooze) || errors.As(err, &cancel) {
+		return err // the worker decided itself
+	}
+	class, wait := transport.Classify(err)
+	record := func(r Reason, until time.Time) {
+		// Best effort: the outcome is for people, the return value decides.
+		_ = river.RecordOutput(ctx, Outcome{Reason: r, Detail: err.Error(), Until: until})
+	}
+	switch class {
+	case transport.RateLimited:
+		record(ReasonRateLimited, time.Now().Add(wait))
+		return river.JobSnooze(wait)
+	case transport.Permission:
+		record(ReasonNeedsPermission, time.Time{})
+		return river.JobCancel(fmt.Errorf("%s: %w", ReasonNeedsPermission, err))
+	case transport.NotFound:
+		record(ReasonTargetMissing, time.Time{})
+		return river.JobCancel(fmt.Errorf("%s: %w", ReasonTargetMissing, err))
+	case transport.Invalid:
+		record(ReasonInvalid, time.Time{})
+		return river.JobCancel(fmt.Errorf("%s: %w", ReasonInvalid, err))
+	default:
+		// Replaces any earlier outcome: the job now retries with backoff.
+		record("", time.Time{})
+		return err
+	}
+}
