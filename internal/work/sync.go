@@ -1,0 +1,108 @@
+package work
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+)
+
+// syncLease bounds how long a crashed sync blocks its target: after it,
+// another job may claim the target.
+const syncLease = 5 * time.Minute
+
+// syncBusyWait is how long a sync job snoozes while another job works the
+// same target.
+const syncBusyWait = time.Second
+
+// RequestSync asks for target to be brought to revision, in tx (the
+// caller saves the configuration in the same transaction). There is at
+// most one pending job per target: when one exists the request folds into
+// it and nothing is inserted, since the job publishes whatever revision is
+// newest when it runs. args is the job to insert otherwise.
+func RequestSync(ctx context.Context, tx pgx.Tx, c *Client, target string, revision int64, args river.JobArgs, opts *river.InsertOpts) (jobID int64, folded bool, err error) {
+	var pending *int64
+	err = tx.QueryRow(ctx, `
+		INSERT INTO sync_targets (target, saved_revision) VALUES ($1, $2)
+		ON CONFLICT (target) DO UPDATE SET saved_revision = GREATEST(sync_targets.saved_revision, EXCLUDED.saved_revision)
+		RETURNING pending_job_id`, target, revision).Scan(&pending)
+	if err != nil {
+		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
+	}
+	if pending != nil {
+		return *pending, true, nil
+	}
+	res, err := c.InsertTx(ctx, tx, args, opts)
+	if err != nil {
+		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE sync_targets SET pending_job_id = $2 WHERE target = $1`, target, res.Job.ID); err != nil {
+		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
+	}
+	return res.Job.ID, false, nil
+}
+
+// Publish makes one revision of a target visible on Discord.
+type Publish func(ctx context.Context, revision int64) error
+
+// RunSync is the body of a sync job: claim the target, publish its newest
+// saved revision (skipping the work when that is already visible), and
+// record exactly the revision published. Work on one target is serial:
+// while another job holds it, this one snoozes. No transaction stays open
+// while publish talks to Discord.
+func RunSync(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, publish Publish) error {
+	var saved, published int64
+	err := db.QueryRow(ctx, `
+		UPDATE sync_targets SET pending_job_id = NULL, running_job_id = $2, lease_until = now() + make_interval(secs => $3)
+		WHERE target = $1 AND pending_job_id = $2 AND (running_job_id IS NULL OR lease_until < now())
+		RETURNING saved_revision, published_revision`, target, jobID, syncLease.Seconds()).Scan(&saved, &published)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return claimFailed(ctx, db, jobID, target)
+	}
+	if err != nil {
+		return fmt.Errorf("work: claim %s: %w", target, err)
+	}
+	if saved <= published {
+		return release(ctx, db, jobID, target, 0)
+	}
+	if err := publish(ctx, saved); err != nil {
+		// This job retries (or waits) and stays the one later requests
+		// fold into, unless a newer one was queued meanwhile.
+		_, rerr := db.Exec(context.WithoutCancel(ctx), `
+			UPDATE sync_targets SET running_job_id = NULL, lease_until = NULL, pending_job_id = COALESCE(pending_job_id, $2)
+			WHERE target = $1 AND running_job_id = $2`, target, jobID)
+		return errors.Join(err, rerr)
+	}
+	return release(ctx, db, jobID, target, saved)
+}
+
+// claimFailed tells a job whose target is busy (snooze and try again)
+// from one that was superseded (nothing to do).
+func claimFailed(ctx context.Context, db *pgxpool.Pool, jobID int64, target string) error {
+	var pending *int64
+	err := db.QueryRow(ctx, `SELECT pending_job_id FROM sync_targets WHERE target = $1`, target).Scan(&pending)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("work: claim %s: %w", target, err)
+	}
+	if pending != nil && *pending == jobID {
+		return river.JobSnooze(syncBusyWait)
+	}
+	return nil
+}
+
+// release frees the target and records the published revision (0: none).
+func release(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, revision int64) error {
+	_, err := db.Exec(context.WithoutCancel(ctx), `
+		UPDATE sync_targets SET running_job_id = NULL, lease_until = NULL,
+			published_revision = GREATEST(published_revision, $3),
+			published_at = CASE WHEN $3 > 0 THEN now() ELSE published_at END
+		WHERE target = $1 AND running_job_id = $2`, target, jobID, revision)
+	if err != nil {
+		return fmt.Errorf("work: release %s: %w", target, err)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package work_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+type menuArgs struct{ Target string }
+
+func (menuArgs) Kind() string { return "test_menu_sync" }
+
+// menuWorker publishes through RunSync and records what it published and
+// how many publishes ever overlapped.
+type menuWorker struct {
+	river.WorkerDefaults[menuArgs]
+	db        *pgxpool.Pool
+	gate      chan struct{} // when set, each publish waits for a value
+	mu        sync.Mutex
+	published []int64
+	running   int
+	overlap   int
+	started   chan int64
+}
+
+func (w *menuWorker) Work(ctx context.Context, j *river.Job[menuArgs]) error {
+	return work.RunSync(ctx, w.db, j.ID, j.Args.Target, func(ctx context.Context, rev int64) error {
+		w.mu.Lock()
+		w.running++
+		w.overlap = max(w.overlap, w.running)
+		w.mu.Unlock()
+		w.started <- rev
+		if w.gate != nil {
+			<-w.gate
+		}
+		w.mu.Lock()
+		w.running--
+		w.published = append(w.published, rev)
+		w.mu.Unlock()
+		return nil
+	})
+}
+
+func newMenus(t *testing.T, gated bool) (*work.Client, *menuWorker, *pgxpool.Pool) {
+	t.Helper()
+	pool := storetest.Pool(t)
+	w := &menuWorker{db: pool, started: make(chan int64, 16)}
+	if gated {
+		w.gate = make(chan struct{})
+	}
+	reg := work.NewRegistry()
+	work.Register(reg, w)
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 4, Background: 1},
+		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w, pool
+}
+
+func request(t *testing.T, c *work.Client, pool *pgxpool.Pool, target string, rev int64) (int64, bool) {
+	t.Helper()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, folded, err := work.RequestSync(t.Context(), tx, c, target, rev, menuArgs{Target: target}, &river.InsertOpts{Queue: string(work.Sync)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return id, folded
+}
+
+// Five revisions saved in quick succession make one job, which publishes
+// once, the newest, and records exactly that revision.
+func TestSyncCoalescesRevisions(t *testing.T) {
+	t.Parallel()
+	c, w, pool := newMenus(t, false)
+	first, _ := request(t, c, pool, "menu:1", 1)
+	for rev := int64(2); rev <= 5; rev++ {
+		if id, folded := request(t, c, pool, "menu:1", rev); !folded || id != first {
+			t.Fatalf("revision %d: job %d folded %v, want it folded into %d", rev, id, folded, first)
+		}
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer work.Stop(c, time.Second, time.Second)
+	if rev := <-w.started; rev != 5 {
+		t.Fatalf("published revision %d, want 5", rev)
+	}
+	eventually(t, "recorded", func() bool {
+		var published int64
+		pool.QueryRow(t.Context(), `SELECT published_revision FROM sync_targets WHERE target = 'menu:1'`).Scan(&published)
+		return published == 5
+	})
+	var jobs int
+	pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_menu_sync'`).Scan(&jobs)
+	if jobs != 1 || len(w.published) != 1 {
+		t.Errorf("%d jobs, %d publishes; want 1 and 1", jobs, len(w.published))
+	}
+}
+
+// A revision saved while a sync runs gets a job of its own, which waits
+// for the running one: work on one target never overlaps, and the newest
+// revision ends up visible.
+func TestSyncSerialisesPerTarget(t *testing.T) {
+	t.Parallel()
+	c, w, pool := newMenus(t, true)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer work.Stop(c, time.Second, time.Second)
+	request(t, c, pool, "menu:2", 1)
+	if rev := <-w.started; rev != 1 {
+		t.Fatalf("first publish = %d", rev)
+	}
+	if _, folded := request(t, c, pool, "menu:2", 2); folded {
+		t.Fatal("a request during a run must queue a new job, the running one may have read an older revision")
+	}
+	if _, folded := request(t, c, pool, "menu:2", 3); !folded {
+		t.Fatal("a third request must fold into the pending job")
+	}
+	select {
+	case rev := <-w.started:
+		t.Fatalf("revision %d published while revision 1 was still being published", rev)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	w.gate <- struct{}{}
+	if rev := <-w.started; rev != 3 {
+		t.Fatalf("second publish = %d, want the newest, 3", rev)
+	}
+	w.gate <- struct{}{}
+	eventually(t, "recorded", func() bool {
+		var published int64
+		pool.QueryRow(t.Context(), `SELECT published_revision FROM sync_targets WHERE target = 'menu:2'`).Scan(&published)
+		return published == 3
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.overlap != 1 {
+		t.Errorf("%d publishes of one target overlapped", w.overlap)
+	}
+}
