@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -22,6 +23,7 @@ const (
 	ReasonTargetMissing    Reason = "target_missing"    // failed: the message, channel or role is gone
 	ReasonInvalid          Reason = "invalid"           // failed: Discord rejected the request
 	ReasonRetriesExhausted Reason = "retries_exhausted" // failed: transient errors outlived every attempt
+	ReasonExpired          Reason = "expired"           // a view past its deadline: nobody needs it any more
 )
 
 // Outcome is what a job recorded about its last attempt: where it waits or
@@ -44,6 +46,10 @@ type Outcome struct {
 type outcomes struct{ river.MiddlewareDefaults }
 
 func (outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	if d, ok := deadline(job); ok && time.Now().After(d) {
+		_ = river.RecordOutput(ctx, Outcome{Reason: ReasonExpired, Until: d})
+		return river.JobCancel(fmt.Errorf("%s: deadline %s passed", ReasonExpired, d.Format(time.RFC3339)))
+	}
 	err := doInner(ctx)
 	if err == nil {
 		return nil
@@ -76,4 +82,23 @@ func (outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func(co
 		record("", time.Time{})
 		return err
 	}
+}
+
+// deadline reads a view job's deadline from its encoded args, which carry
+// it as "deadline" (see View).
+func deadline(job *rivertype.JobRow) (time.Time, bool) {
+	var a struct {
+		Deadline time.Time `json:"deadline"`
+	}
+	if json.Unmarshal(job.EncodedArgs, &a) != nil || a.Deadline.IsZero() {
+		return time.Time{}, false
+	}
+	return a.Deadline, true
+}
+
+// View is embedded in the args of view jobs (intent view): past
+// DeadlineAt the job is cancelled as expired instead of rendering
+// something stale, however long a rate limit made it wait.
+type View struct {
+	DeadlineAt time.Time `json:"deadline"`
 }

@@ -9,10 +9,10 @@ import (
 )
 
 // State is a job as people see it: queued, running, waiting (until, why),
-// done, failed (why) or cancelled. Waiting is not failing: a job
+// done, failed (why), cancelled or expired. Waiting is not failing: a job
 // that hit a rate limit is waiting.
 type State struct {
-	Name     string // queued, running, waiting, done, failed, cancelled
+	Name     string // queued, running, waiting, done, failed, cancelled, expired
 	Reason   Reason
 	Detail   string
 	Until    time.Time
@@ -55,6 +55,8 @@ func StateOf(j *rivertype.JobRow, now time.Time) State {
 		switch out.Reason {
 		case ReasonNeedsPermission, ReasonTargetMissing, ReasonInvalid:
 			s.Name = "failed"
+		case ReasonExpired:
+			s.Name = "expired"
 		}
 	}
 	return s

@@ -1,0 +1,110 @@
+package work_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+type boardArgs struct {
+	work.View
+	Name string
+}
+
+func (boardArgs) Kind() string { return "test_board" }
+
+type boardWorker struct {
+	river.WorkerDefaults[boardArgs]
+	rendered chan string
+}
+
+func (w *boardWorker) Work(_ context.Context, j *river.Job[boardArgs]) error {
+	w.rendered <- j.Args.Name
+	return nil
+}
+
+// A view past its deadline is cancelled as expired without rendering; one
+// within it renders.
+func TestViewsExpire(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	w := &boardWorker{rendered: make(chan string, 4)}
+	reg := work.NewRegistry()
+	work.Register(reg, w)
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 2},
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	stale, _ := c.Insert(ctx, boardArgs{View: work.View{DeadlineAt: time.Now().Add(-time.Second)}, Name: "stale"}, &river.InsertOpts{Queue: string(work.Background)})
+	fresh, _ := c.Insert(ctx, boardArgs{View: work.View{DeadlineAt: time.Now().Add(time.Minute)}, Name: "fresh"}, &river.InsertOpts{Queue: string(work.Background)})
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer work.Stop(c, time.Second, time.Second)
+	if got := <-w.rendered; got != "fresh" {
+		t.Fatalf("rendered %q", got)
+	}
+	eventually(t, "stale expired", func() bool {
+		s, _ := work.JobState(ctx, c, stale.Job.ID)
+		return s.Name == "expired" && s.Reason == work.ReasonExpired
+	})
+	eventually(t, "fresh done", func() bool {
+		s, _ := work.JobState(ctx, c, fresh.Job.ID)
+		return s.Name == "done"
+	})
+	select {
+	case got := <-w.rendered:
+		t.Errorf("rendered %q past its deadline", got)
+	default:
+	}
+}
+
+// Background work progresses while the interactive lane is flooded: lanes
+// are queues with workers of their own.
+func TestBackgroundProgressesUnderInteractiveLoad(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	w := &boardWorker{rendered: make(chan string, 1000)}
+	reg := work.NewRegistry()
+	work.Register(reg, w)
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 1, Sync: 1, Background: 1},
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var flood []river.InsertManyParams
+	for range 500 {
+		flood = append(flood, river.InsertManyParams{Args: boardArgs{Name: "interactive"}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+	}
+	if _, err := c.InsertMany(ctx, flood); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Insert(ctx, boardArgs{Name: "background"}, &river.InsertOpts{Queue: string(work.Background)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer work.Stop(c, time.Second, time.Second)
+	before := 0
+	for got := range w.rendered {
+		if got == "background" {
+			break
+		}
+		before++
+	}
+	if before >= 500 {
+		t.Errorf("background ran only after all %d interactive jobs", before)
+	}
+	t.Logf("background job ran after %d of 500 interactive jobs", before)
+}
