@@ -116,6 +116,7 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	gateway.RouteLibraryLogs(a.log)
 	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Client: a.client,
+		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount,
 		Router: a.router, Catalog: a.catalog, DB: a.pool, Jobs: a.river, Registerer: a.metrics, Logger: a.log})
 	if err != nil {
 		return errors.Join(err, a.stopRiver(kinds))

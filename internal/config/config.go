@@ -28,6 +28,9 @@ type Config struct {
 	// GlobalLimit is the bot's global REST limit per second (Discord
 	// grants large bots more than the default 50).
 	GlobalLimit int
+	// ShardID and ShardCount pick this process's shard; 1 shard serves
+	// every guild.
+	ShardID, ShardCount int
 }
 
 // LaneWorkers is the worker count of each River lane (see internal/work).
@@ -150,6 +153,22 @@ var settings = []setting{
 		c.GlobalLimit = n
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_SHARD_COUNT", Default: "1", Help: "gateway shards in total", RunOnly: true}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 4096 {
+			return fmt.Errorf("must be a whole number from 1 to 4096, got %q", v)
+		}
+		c.ShardCount = n
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_SHARD_ID", Default: "0", Help: "this process's shard, from 0 to HERALD_SHARD_COUNT-1", RunOnly: true}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("must be a whole number from 0, got %q", v)
+		}
+		c.ShardID = n
+		return nil
+	}},
 	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *LaneWorkers) *int { return &l.Interactive }),
 	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *LaneWorkers) *int { return &l.Events }),
 	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *LaneWorkers) *int { return &l.Sync }),
@@ -194,6 +213,9 @@ func load(lookup Lookup, run bool) (Config, error) {
 			problems = append(problems, fmt.Errorf("%s %w", s.Key, err))
 		}
 	}
+	if run && c.ShardCount > 0 && c.ShardID >= c.ShardCount {
+		problems = append(problems, fmt.Errorf("HERALD_SHARD_ID must be below HERALD_SHARD_COUNT (%d), got %d", c.ShardCount, c.ShardID))
+	}
 	if len(problems) > 0 {
 		return Config{}, &Error{Problems: problems}
 	}
@@ -230,5 +252,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("workers_sync", c.Lanes.Sync),
 		slog.Int("workers_background", c.Lanes.Background),
 		slog.Int("discord_global_limit", c.GlobalLimit),
+		slog.Int("shard_id", c.ShardID),
+		slog.Int("shard_count", c.ShardCount),
 	)
 }

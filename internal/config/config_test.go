@@ -133,8 +133,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 14 {
-		t.Errorf("got %d settings, want 14", len(seen))
+	if len(seen) != 16 {
+		t.Errorf("got %d settings, want 16", len(seen))
 	}
 }
 
@@ -148,5 +148,30 @@ func TestLoadForMigrateNeedsNoDiscordSettings(t *testing.T) {
 	}
 	if _, err := LoadForMigrate(env(map[string]string{"DATABASE_URL": "mysql://db"})); err == nil {
 		t.Error("a bad DATABASE_URL must still be rejected")
+	}
+}
+
+func TestShards(t *testing.T) {
+	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := Load(env(with()))
+	if err != nil || c.ShardID != 0 || c.ShardCount != 1 {
+		t.Fatalf("defaults = %d/%d, %v", c.ShardID, c.ShardCount, err)
+	}
+	c, err = Load(env(with("HERALD_SHARD_ID", "3", "HERALD_SHARD_COUNT", "4")))
+	if err != nil || c.ShardID != 3 || c.ShardCount != 4 {
+		t.Fatalf("3/4 = %d/%d, %v", c.ShardID, c.ShardCount, err)
+	}
+	if _, err := Load(env(with("HERALD_SHARD_ID", "4", "HERALD_SHARD_COUNT", "4"))); err == nil || !strings.Contains(err.Error(), "below HERALD_SHARD_COUNT") {
+		t.Errorf("shard 4 of 4: %v", err)
 	}
 }

@@ -115,3 +115,35 @@ func TestOpenWithBadToken(t *testing.T) {
 		t.Fatal("Open with a rejected token succeeded")
 	}
 }
+
+// Two sessions, shard 0 and 1 of 2, split the guilds between them.
+func TestShardsSplitGuilds(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	const guilds = 6
+	for i := range guilds {
+		s.CreateGuild(sim.Fixture{Name: "g" + string(rune('a'+i))})
+		time.Sleep(3 * time.Millisecond) // spread the snowflakes' timestamps
+	}
+	var sessions []*Session
+	for shard := range 2 {
+		e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
+		rt, _ := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
+		gw, err := Open(t.Context(), Options{Token: simtest.Token, Client: &http.Client{Transport: rt}, ShardID: shard, ShardCount: 2,
+			Catalog: catalog(t), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gw.Close() })
+		sessions = append(sessions, gw)
+	}
+	eventually(t, "both ready", func() bool { return sessions[0].Ready() == nil && sessions[1].Ready() == nil })
+	eventually(t, "all guilds", func() bool { return sessions[0].Guilds()+sessions[1].Guilds() >= guilds })
+	time.Sleep(200 * time.Millisecond) // unsharded sessions would each go on to see every guild
+	if a, b := sessions[0].Guilds(), sessions[1].Guilds(); a+b != guilds {
+		t.Errorf("shards saw %d and %d guilds, want %d between them", a, b, guilds)
+	}
+	if sessions[0].Discord().Identify.Shard == nil || sessions[1].Discord().Identify.Shard == nil {
+		t.Error("sessions did not identify with a shard")
+	}
+}
