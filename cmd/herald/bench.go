@@ -5,21 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/bench"
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/logging"
+	"github.com/herald-bot/herald/internal/store"
 )
 
 func cmdBench(ctx context.Context, args []string, e env) int {
-	if len(args) == 0 || args[0] != "transport" {
-		fmt.Fprintln(e.stderr, "Usage: herald bench transport [flags]\n\nBenchmarks: transport (herald's REST engine against stock discordgo on the simulator).")
-		return exitUsage
+	switch {
+	case len(args) > 0 && args[0] == "transport":
+		return benchTransport(ctx, args[1:], e)
+	case len(args) > 0 && args[0] == "ack":
+		return benchAck(ctx, args[1:], e)
 	}
+	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack [flags]\n\n"+
+		"  transport  herald's REST engine against stock discordgo on the simulator\n"+
+		"  ack        interaction ack latency: herald's fast path against a naive handler")
+	return exitUsage
+}
+
+func benchTransport(ctx context.Context, args []string, e env) int {
 	fs := newFlagSet("bench transport", "Runs each burst through herald's transport and stock discordgo, each against its own simulator, time-scaled so the theoretical minimum is --target.")
 	burst := fs.String("burst", "all", "mixed, global or all")
 	target := fs.Duration("target", 10*time.Second, "wall-clock length of each burst's theoretical minimum")
 	asJSON := fs.Bool("json", false, `print one JSON object per burst: {"burst", "herald": {...}, "discordgo": {...}}`)
-	if ok, code := parseFlags(fs, args[1:], e); !ok {
+	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
 	}
 	var bursts []bench.Burst
@@ -74,4 +91,68 @@ func printBurst(w io.Writer, r bench.BurstResult) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+func benchAck(ctx context.Context, args []string, e env) int {
+	fs := newFlagSet("bench ack", "Clicks a role-menu button at each rate against herald's fast path and a naive handler that changes the role before answering, each on its own simulator, and reports the ack latency the simulator measured. Uses a database named after DATABASE_URL's with a _bench suffix.")
+	ratesFlag := fs.String("rates", "50,200,500", "interactions per second, comma-separated")
+	duration := fs.Duration("duration", 5*time.Second, "how long each rate runs")
+	asJSON := fs.Bool("json", false, `print {"rates": [{"rps", "herald": {"p50_ms", "p95_ms", "p99_ms", "missed_deadline"}, "naive": {...}}]}`)
+	if ok, code := parseFlags(fs, args, e); !ok {
+		return code
+	}
+	var rates []int
+	for _, f := range strings.Split(*ratesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 5000 {
+			fmt.Fprintf(e.stderr, "herald bench ack: --rates takes numbers from 1 to 5000, got %q\n", f)
+			return exitUsage
+		}
+		rates = append(rates, n)
+	}
+	if *duration < time.Second {
+		fmt.Fprintf(e.stderr, "herald bench ack: --duration must be at least 1s, got %s\n", *duration)
+		return exitUsage
+	}
+	cfg, log, ok := loadConfig(e, config.LoadForMigrate)
+	if !ok {
+		return exitFail
+	}
+	u, err := url.Parse(cfg.DatabaseURL.Reveal())
+	if err != nil {
+		log.Error("bad DATABASE_URL")
+		return exitFail
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "_bench"
+	cfg.DatabaseURL = config.DatabaseURL(u.String())
+	if err := app.Migrate(ctx, cfg, logging.AtLeast(log, slog.LevelWarn)); err != nil {
+		log.Error("bench database", "err", err)
+		return exitFail
+	}
+	pool, err := store.Open(ctx, cfg.DatabaseURL.Reveal())
+	if err != nil {
+		log.Error("bench database", "err", err)
+		return exitFail
+	}
+	defer pool.Close()
+	res, err := bench.RunAck(ctx, pool, rates, *duration)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "herald bench ack: %v\n", err)
+		return exitFail
+	}
+	if *asJSON {
+		json.NewEncoder(e.stdout).Encode(res)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "ack latency as the simulator measured it (ms), %s per rate\n", *duration)
+	fmt.Fprintf(e.stdout, "  %6s  %-7s %8s %8s %8s %8s\n", "rps", "handler", "p50", "p95", "p99", "missed")
+	for _, r := range res.Rates {
+		for _, h := range []struct {
+			name string
+			l    bench.Latency
+		}{{"herald", r.Herald}, {"naive", r.Naive}} {
+			fmt.Fprintf(e.stdout, "  %6d  %-7s %8.2f %8.2f %8.2f %5d/%d\n", r.RPS, h.name, h.l.P50MS, h.l.P95MS, h.l.P99MS, h.l.MissedDeadline, h.l.Interactions)
+		}
+	}
+	return exitOK
 }

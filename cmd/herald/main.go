@@ -49,7 +49,7 @@ func commands() []command {
 		{"migrate", "create the database if needed and apply River's and herald's migrations", cmdMigrate},
 		{"sim", "run the Discord simulator on its own", cmdSim},
 		{"demo", "run the simulator with a default guild and herald against it", cmdDemo},
-		{"bench", "benchmarks against the simulator: bench transport", cmdBench},
+		{"bench", "benchmarks against the simulator: bench transport, bench ack", cmdBench},
 		{"version", "print the version", cmdVersion},
 	}
 }

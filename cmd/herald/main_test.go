@@ -48,6 +48,9 @@ func TestUsage(t *testing.T) {
 		{"sim bad fixture", []string{"sim", "--fixture", "huge"}, 2, "--fixture must be default or none"},
 		{"sim bad time scale", []string{"sim", "--time-scale", "0"}, 2, "--time-scale must be above 0"},
 		{"demo bad flag", []string{"demo", "--addr"}, 2, "flag needs an argument"},
+		{"bench without a benchmark", []string{"bench"}, 2, "Usage: herald bench transport|ack"},
+		{"bench ack bad rates", []string{"bench", "ack", "--rates", "50,fast"}, 2, "--rates takes numbers"},
+		{"bench transport bad burst", []string{"bench", "transport", "--burst", "huge"}, 2, "--burst must be mixed, global or all"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

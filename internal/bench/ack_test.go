@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// At 20 clicks a second for one second, every click reaches both
+// handlers; the naive one must wait for the member-role bucket (10 per
+// 10 s) before it answers, so at least the ten clicks past the bucket
+// miss Discord's 3-second deadline — a consequence of the limits, not of
+// this machine's speed.
+func TestAckRunsBothHandlers(t *testing.T) {
+	t.Parallel()
+	res, err := RunAck(t.Context(), storetest.Pool(t), []int{20}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rates) != 1 {
+		t.Fatalf("rates = %+v", res.Rates)
+	}
+	r := res.Rates[0]
+	if r.RPS != 20 || r.Herald.Interactions != 20 || r.Naive.Interactions != 20 {
+		t.Fatalf("result = %+v", r)
+	}
+	if r.Naive.MissedDeadline < 10 {
+		t.Errorf("naive missed %d deadlines; the role bucket allows only 10 answers in time", r.Naive.MissedDeadline)
+	}
+	if r.Herald.P50MS <= 0 || r.Herald.P50MS > r.Herald.P99MS {
+		t.Errorf("herald percentiles = %+v", r.Herald)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if p := percentile(sorted, 50, 10); p != 5 {
+		t.Errorf("p50 = %v", p)
+	}
+	if p := percentile(sorted, 99, 10); p != 10 {
+		t.Errorf("p99 = %v", p)
+	}
+	// Two of ten never answered: p95 is past the deadline.
+	if p := percentile(sorted[:8], 95, 10); p != 3000 {
+		t.Errorf("p95 with missed answers = %v", p)
+	}
+}
