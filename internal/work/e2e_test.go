@@ -1,0 +1,182 @@
+package work_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// postArgs is a job that posts (or edits) one message through the
+// transport, as a feature's job would.
+type postArgs struct {
+	ChannelID string
+	MessageID string // set: edit this message instead
+	Nonce     string
+}
+
+func (postArgs) Kind() string { return "test_post" }
+
+type postWorker struct {
+	river.WorkerDefaults[postArgs]
+	engine *transport.Engine
+	base   string
+	runs   chan error
+}
+
+func (w *postWorker) Work(ctx context.Context, j *river.Job[postArgs]) error {
+	// A job never sleeps on a rate limit: past 1 s it snoozes instead.
+	ctx = transport.WithMaxWait(ctx, time.Second)
+	method, path := "POST", "/channels/"+j.Args.ChannelID+"/messages"
+	body := map[string]any{"content": "from job " + j.Args.Nonce}
+	if j.Args.MessageID != "" {
+		method, path = "PATCH", path+"/"+j.Args.MessageID
+	}
+	if j.Args.Nonce != "" {
+		body["nonce"], body["enforce_nonce"] = j.Args.Nonce, true
+		ctx = transport.WithIdempotent(ctx)
+	}
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequestWithContext(ctx, method, w.base+"/api/v10"+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bot "+simtest.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.engine.Do(req)
+	if resp != nil {
+		io.Copy(io.Discard, resp.Body)
+	}
+	w.runs <- err
+	return err
+}
+
+// herald is one process's job side: an engine and a River client.
+func herald(t *testing.T, pool *pgxpool.Pool, s *simtest.Sim) (*work.Client, *postWorker) {
+	t.Helper()
+	w := &postWorker{engine: transport.New(transport.Config{ApplicationID: s.BotUserID()}), base: s.URL, runs: make(chan error, 8)}
+	reg := work.NewRegistry()
+	work.Register(reg, w)
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 2, Sync: 1, Background: 1},
+		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c, w
+}
+
+// Discord's 30 s rate limit (6 s on a simulator at time scale 0.2) leaves
+// the job waiting — snoozed, no worker busy — and a herald restarted
+// during the wait resumes that same job afterwards, not a copy.
+func TestRateLimitedJobWaitsAndSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	const window = 6 * time.Second // 30 s at time scale 0.2
+	s := simtest.New(t, simtest.WithOptions(sim.Options{TimeScale: 0.2}))
+	g := s.CreateGuild(sim.DefaultFixture())
+	ch := g.Channel("general")
+	s.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/messages", Limit: 1, WindowMS: 30000})
+	pool := storetest.Pool(t)
+	first, w := herald(t, pool, s)
+	s.Do("POST", "/channels/"+ch+"/messages", map[string]any{"content": "uses the window"})
+	res, err := first.Insert(t.Context(), postArgs{ChannelID: ch}, &river.InsertOpts{Queue: string(work.Interactive)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-w.runs; err == nil {
+		t.Fatal("the first attempt should have met the rate limit")
+	}
+	var st work.State
+	eventually(t, "waiting", func() bool {
+		st, _ = work.JobState(t.Context(), first, res.Job.ID)
+		return st.Name == "waiting" && st.Reason == work.ReasonRateLimited
+	})
+	if wait := time.Until(st.Until); wait > window {
+		t.Fatalf("waiting %s, want at most Discord's %s", wait, window)
+	}
+	var running int
+	pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE state = 'running'`).Scan(&running)
+	if running != 0 {
+		t.Errorf("%d jobs hold a worker while waiting", running)
+	}
+	if err := work.Stop(first, time.Second, time.Second); err != nil { // herald stops mid-wait
+		t.Fatal(err)
+	}
+
+	second, w2 := herald(t, pool, s)
+	defer work.Stop(second, time.Second, time.Second)
+	select {
+	case err := <-w2.runs:
+		if err != nil {
+			t.Fatalf("resumed attempt: %v", err)
+		}
+	case <-time.After(window + 5*time.Second):
+		t.Fatal("the job did not resume after the restart")
+	}
+	eventually(t, "done", func() bool { st, _ := work.JobState(t.Context(), second, res.Job.ID); return st.Name == "done" })
+	var jobs int
+	pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_post'`).Scan(&jobs)
+	if jobs != 1 || len(s.Messages(ch)) != 2 {
+		t.Errorf("%d jobs and %d messages; want the one job and its one message", jobs, len(s.Messages(ch)))
+	}
+}
+
+// A message create whose answer is lost is resent with its nonce and
+// enforce_nonce, and Discord keeps exactly one message.
+func TestUnknownOutcomeMakesOneMessage(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	ch := g.Channel("general")
+	s.SetFault(sim.Fault{Route: "POST /channels/{channel_id}/messages", DropAfterApply: 1})
+	c, w := herald(t, storetest.Pool(t), s)
+	defer work.Stop(c, time.Second, time.Second)
+	if _, err := c.Insert(t.Context(), postArgs{ChannelID: ch, Nonce: "ticket-7-opened"}, &river.InsertOpts{Queue: string(work.Events)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-w.runs; err != nil {
+		t.Fatalf("job: %v", err)
+	}
+	if msgs := s.Messages(ch); len(msgs) != 1 {
+		t.Fatalf("messages = %d, want exactly 1", len(msgs))
+	}
+}
+
+// Editing a message that was deleted for good fails target_missing after
+// one attempt, and nothing is re-created.
+func TestDeletedTargetFailsOnce(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	ch := g.Channel("roles")
+	var msg struct{ ID string }
+	s.Do("POST", "/channels/"+ch+"/messages", map[string]any{"content": "menu"}).JSON(t, &msg)
+	s.Do("DELETE", "/channels/"+ch+"/messages/"+msg.ID, nil)
+	c, w := herald(t, storetest.Pool(t), s)
+	defer work.Stop(c, time.Second, time.Second)
+	res, err := c.Insert(t.Context(), postArgs{ChannelID: ch, MessageID: msg.ID}, &river.InsertOpts{Queue: string(work.Sync), MaxAttempts: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.runs
+	eventually(t, "failed", func() bool {
+		st, _ := work.JobState(t.Context(), c, res.Job.ID)
+		return st.Name == "failed" && st.Reason == work.ReasonTargetMissing && st.Attempts == 1
+	})
+	if n := len(s.Messages(ch)); n != 0 {
+		t.Errorf("%d messages: a missing target must not be re-created", n)
+	}
+}
