@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -202,4 +203,28 @@ func TestQueuesMatchLanes(t *testing.T) {
 			t.Errorf("lane %s workers = %d, want %d", lane, q[string(lane)].MaxWorkers, n)
 		}
 	}
+}
+
+// testClient builds a client on pool working the kinds register adds,
+// with small lanes; the caller starts it when the test is ready.
+func testClient(t *testing.T, pool *pgxpool.Pool, register func(*work.Registry)) *work.Client {
+	t.Helper()
+	reg := work.NewRegistry()
+	register(reg)
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 2, Sync: 4, Background: 1},
+		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// startedClient is testClient, started.
+func startedClient(t *testing.T, pool *pgxpool.Pool, register func(*work.Registry)) *work.Client {
+	t.Helper()
+	c := testClient(t, pool, register)
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
@@ -66,17 +64,7 @@ func (w *postWorker) Work(ctx context.Context, j *river.Job[postArgs]) error {
 func herald(t *testing.T, pool *pgxpool.Pool, s *simtest.Sim) (*work.Client, *postWorker) {
 	t.Helper()
 	w := &postWorker{engine: transport.New(transport.Config{ApplicationID: s.BotUserID()}), base: s.URL, runs: make(chan error, 8)}
-	reg := work.NewRegistry()
-	work.Register(reg, w)
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 2, Sync: 1, Background: 1},
-		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return c, w
+	return startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
 }
 
 // Discord's 30 s rate limit (6 s on a simulator at time scale 0.2) leaves

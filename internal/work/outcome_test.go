@@ -2,7 +2,6 @@ package work_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/work"
@@ -48,17 +46,7 @@ func (w *callWorker) Work(_ context.Context, j *river.Job[callArgs]) error {
 func startCalls(t *testing.T, pool *pgxpool.Pool) (*work.Client, *callWorker) {
 	t.Helper()
 	w := &callWorker{calls: make(chan string, 16)}
-	reg := work.NewRegistry()
-	work.Register(reg, w)
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 2, Sync: 1, Background: 1},
-		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return c, w
+	return startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
 }
 
 // Each transport error class ends the job the way DESIGN.md says: a rate

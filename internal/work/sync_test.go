@@ -2,7 +2,6 @@ package work_test
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -57,14 +55,7 @@ func newMenus(t *testing.T, gated bool) (*work.Client, *menuWorker, *pgxpool.Poo
 	if gated {
 		w.gate = make(chan struct{})
 	}
-	reg := work.NewRegistry()
-	work.Register(reg, w)
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 4, Background: 1},
-		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, w, pool
+	return testClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w, pool
 }
 
 func request(t *testing.T, c *work.Client, pool *pgxpool.Pool, target string, rev int64) (int64, bool) {
