@@ -68,11 +68,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	if a.migrator, err = store.NewMigrator(a.pool, log); err != nil {
 		return nil, err
 	}
-	if a.river, err = work.NewClient(a.pool, work.Options{
-		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log,
-	}); err != nil {
-		return nil, err
-	}
 	if a.catalog, err = i18n.New(locales.FS); err != nil {
 		return nil, err
 	}
@@ -81,6 +76,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = reg
+	if a.river, err = work.NewClient(a.pool, work.Options{
+		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
+	}); err != nil {
+		return nil, err
+	}
 	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), cfg.DiscordAPI)
 	if err != nil {

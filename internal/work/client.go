@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
@@ -24,6 +25,8 @@ type Options struct {
 	// begins; after it their contexts are cancelled.
 	ShutdownTimeout time.Duration
 	Logger          *slog.Logger
+	// Registerer receives the job metrics when set.
+	Registerer prometheus.Registerer
 }
 
 // Client is the River client that inserts and works herald's jobs.
@@ -34,7 +37,7 @@ type Client = river.Client[pgx.Tx]
 // insert: River refuses to work queues without workers.
 func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger,
-		Middleware: []rivertype.Middleware{&outcomes{}}}
+		Middleware: []rivertype.Middleware{&outcomes{metrics: newMetrics(o.Registerer, pool)}}}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
 		cfg.Queues = Queues(o.Lanes)
 		cfg.Workers = o.Registry.workers

@@ -43,15 +43,21 @@ type Outcome struct {
 //   - transient errors, unknown outcomes and a rejected token: River's
 //     retry with backoff; an unknown outcome is reconciled by the job's own
 //     next attempt (message nonces), never resent blindly by this layer.
-type outcomes struct{ river.MiddlewareDefaults }
+type outcomes struct {
+	river.MiddlewareDefaults
+	metrics *metrics
+}
 
-func (outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+func (o *outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 	if d, ok := deadline(job); ok && time.Now().After(d) {
 		_ = river.RecordOutput(ctx, Outcome{Reason: ReasonExpired, Until: d})
+		o.metrics.outcomes.WithLabelValues(job.Kind, string(ReasonExpired)).Inc()
 		return river.JobCancel(fmt.Errorf("%s: deadline %s passed", ReasonExpired, d.Format(time.RFC3339)))
 	}
 	err := doInner(ctx)
 	if err == nil {
+		o.metrics.outcomes.WithLabelValues(job.Kind, "done").Inc()
+		o.metrics.attempts.WithLabelValues(job.Kind).Observe(float64(job.Attempt))
 		return nil
 	}
 	var snooze *river.JobSnoozeError
@@ -63,10 +69,16 @@ func (outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func(co
 	record := func(r Reason, until time.Time) {
 		// Best effort: the outcome is for people, the return value decides.
 		_ = river.RecordOutput(ctx, Outcome{Reason: r, Detail: err.Error(), Until: until})
+		outcome := string(r)
+		if r == "" {
+			outcome = "retry"
+		}
+		o.metrics.outcomes.WithLabelValues(job.Kind, outcome).Inc()
 	}
 	switch class {
 	case transport.RateLimited:
 		record(ReasonRateLimited, time.Now().Add(wait))
+		o.metrics.waits.WithLabelValues(job.Kind).Observe(wait.Seconds())
 		return river.JobSnooze(wait)
 	case transport.Permission:
 		record(ReasonNeedsPermission, time.Time{})

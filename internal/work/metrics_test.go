@@ -1,0 +1,83 @@
+package work_test
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Outcomes, rate-limit waits and lane depth reach Prometheus, labelled by
+// job kind, outcome and lane only.
+func TestJobMetrics(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	w := &callWorker{calls: make(chan string, 16)}
+	reg := work.NewRegistry()
+	work.Register(reg, w)
+	metrics := prometheus.NewRegistry()
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1},
+		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler), Registerer: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, fail := range []string{"permission", "rate_limited"} {
+		if _, err := c.Insert(ctx, callArgs{Fail: fail}, &river.InsertOpts{Queue: string(work.Events)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Insert(ctx, callArgs{Fail: "permission"}, &river.InsertOpts{Queue: string(work.Background), ScheduledAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer work.Stop(c, time.Second, time.Second)
+	eventually(t, "outcomes counted", func() bool {
+		return sample(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "needs_permission"}) == 1 &&
+			sample(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "rate_limited"}) >= 1
+	})
+	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
+		t.Errorf("background lane depth = %v, want the 1 scheduled job", n)
+	}
+	if n, _ := testutil.GatherAndCount(metrics, "herald_job_wait_seconds"); n != 1 {
+		t.Errorf("wait histograms = %d, want one for test_call", n)
+	}
+}
+
+// sample returns the value of the metric name with exactly these labels,
+// or -1 when there is none.
+func sample(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			match := len(m.GetLabel()) == len(labels)
+			for _, l := range m.GetLabel() {
+				match = match && labels[l.GetName()] == l.GetValue()
+			}
+			if !match {
+				continue
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
+}
