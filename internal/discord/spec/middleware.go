@@ -32,13 +32,16 @@ func (v *Validator) Middleware(next http.Handler, report func(error)) http.Handl
 		if err != nil {
 			report(fmt.Errorf("%s %s: read request body: %w", r.Method, redact(r, r.URL.Path), err))
 		}
-		if err := v.ValidateRequest(r, body); err != nil {
-			report(err)
-		}
-		// The handler sees the body it would have seen without validation.
+		// The handler runs first, so it sees the request when it arrives:
+		// compiling a route's schemas on first use can take seconds, which
+		// must not count against Discord's 3-second interaction deadline.
+		// It sees the body it would have seen without validation.
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
+		if err := v.ValidateRequest(r, body); err != nil {
+			report(err)
+		}
 		if rec.hijacked {
 			// The handler took the connection (a dropped response, say):
 			// no HTTP response exists to validate.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
@@ -337,6 +338,13 @@ func TestMiddlewareHijackedConnection(t *testing.T) {
 			t.Errorf("handler saw %q, want %q", got, body)
 		}
 	}
-	// Only the bad request is reported; no response exists to judge.
+	// Only the bad request is reported; no response exists to judge. The
+	// request is judged after the handler dropped the connection, so the
+	// report may trail the client's error by a moment.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rep.all()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // a second, wrong report would show by now
 	rep.one(t, "$.content")
 }
