@@ -195,13 +195,15 @@ func TestRunAnswersOutdatedControls(t *testing.T) {
 	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channel("roles"), UserID: g.Member("carol"),
 		Kind: "component", CustomID: "rolemenu:1:pick/1/2", MessageID: msg.ID})
 	eventually(t, "ack", func() bool { return s.Interaction(in.ID).Acked })
-	res, err := http.Get("http://" + a.AdminAddr() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	if !strings.Contains(string(body), `herald_ack_latency_seconds_count{outcome="outdated"} 1`) {
-		t.Errorf("ack latency not in /metrics:\n%s", body)
-	}
+	// The answer is counted once herald has read Discord's reply, a moment
+	// after the simulator recorded the ack.
+	eventually(t, "ack latency in /metrics", func() bool {
+		res, err := http.Get("http://" + a.AdminAddr() + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return strings.Contains(string(body), `herald_ack_latency_seconds_count{outcome="outdated"} 1`)
+	})
 }
