@@ -114,7 +114,28 @@ func TestFastPathAnswersBeforeWorkAndIgnoresReplays(t *testing.T) {
 	if n := testutil.ToFloat64(gw.dedupeHits); n != 1 {
 		t.Errorf("dedupe hits = %v, want 1", n)
 	}
+	if n := testutil.CollectAndCount(gw.eventsPerInteraction); n != 1 {
+		t.Errorf("events-per-interaction series = %d", n)
+	}
 	if strings.Contains(logs.String(), "interaction answer failed") {
 		t.Errorf("the replay's 40060 was treated as a failure:\n%s", logs.String())
+	}
+}
+
+// An answer that cannot reach Discord within 3 seconds counts as a
+// timeout, and, being the first interaction after an idle spell, as a
+// cold-start failure.
+func TestTimeoutsAreCounted(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	s.SetFault(sim.Fault{Route: "POST /interactions/{interaction_id}/{interaction_token}/callback", LatencyMS: 3500})
+	var logs syncBuffer
+	gw, _ := open(t, s, nil, &logs)
+	eventually(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
+	s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channel("general"), UserID: g.Member("bob"), Kind: "command", Name: "gone"})
+	eventually(t, "timeout counted", func() bool { return testutil.ToFloat64(gw.timeouts) == 1 })
+	if n := testutil.ToFloat64(gw.firstAfterIdleFailures); n != 1 {
+		t.Errorf("first-after-idle failures = %v, want 1", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -28,6 +29,7 @@ const ackTimeout = 3 * time.Second
 // note in the member's language and changes nothing.
 func (s *Session) onInteraction(_ *discordgo.Session, ic *discordgo.InteractionCreate) {
 	received := time.Now()
+	afterIdle := s.idle.firstAfter(received)
 	ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
 	defer cancel()
 	i := ic.Interaction
@@ -61,11 +63,20 @@ func (s *Session) onInteraction(_ *discordgo.Session, ic *discordgo.InteractionC
 		s.dedupeHits.Inc()
 		outcome = "replay"
 	}
-	if err := s.respond(ctx, i, resp, in.replay); err != nil {
+	err := s.respond(ctx, i, resp, in.replay)
+	if err != nil {
 		s.log.Warn("interaction answer failed", "interaction_id", i.ID, "err", err)
 		outcome = "unanswered"
 	}
-	s.ackLatency.WithLabelValues(outcome).Observe(time.Since(received).Seconds())
+	took := time.Since(received)
+	s.ackLatency.WithLabelValues(outcome).Observe(took.Seconds())
+	s.eventsPerInteraction.Observe(float64(len(in.held)))
+	if err != nil || took > ackTimeout {
+		s.timeouts.Inc()
+		if afterIdle {
+			s.firstAfterIdleFailures.Inc()
+		}
+	}
 	// The work runs whether or not the answer got through: it is durable.
 	if err := work.Release(context.WithoutCancel(ctx), s.jobs, in.held); err != nil {
 		s.log.Warn("jobs stay held until their hold ends", "interaction_id", i.ID, "err", err)
@@ -111,18 +122,64 @@ func (s *Session) respond(ctx context.Context, i *discordgo.Interaction, resp *d
 	return nil
 }
 
-func newMetrics(reg prometheus.Registerer) (*prometheus.HistogramVec, prometheus.Counter) {
-	ack := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "herald_ack_latency_seconds",
-		Help:    "From INTERACTION_CREATE received to the initial response answered, by outcome (routed, outdated, failed, replay, unanswered).",
-		Buckets: []float64{.005, .01, .02, .05, .1, .25, .5, 1, 2, 3},
-	}, []string{"outcome"})
-	dedupe := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "herald_interaction_dedupe_hits_total",
-		Help: "Interactions delivered again whose work was already enqueued.",
-	})
-	if reg != nil {
-		reg.MustRegister(ack, dedupe)
+// fastPathMetrics are the boundary metrics of seed 001: ack latency,
+// events per interaction, dedupe hits, timeouts and failures of the first
+// interaction after an idle spell (cold start).
+type fastPathMetrics struct {
+	ackLatency             *prometheus.HistogramVec
+	dedupeHits             prometheus.Counter
+	eventsPerInteraction   prometheus.Histogram
+	timeouts               prometheus.Counter
+	firstAfterIdleFailures prometheus.Counter
+}
+
+func newFastPathMetrics(reg prometheus.Registerer) fastPathMetrics {
+	m := fastPathMetrics{
+		ackLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_ack_latency_seconds",
+			Help:    "From INTERACTION_CREATE received to the initial response answered, by outcome (routed, outdated, failed, replay, unanswered).",
+			Buckets: []float64{.005, .01, .02, .05, .1, .25, .5, 1, 2, 3},
+		}, []string{"outcome"}),
+		dedupeHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_interaction_dedupe_hits_total",
+			Help: "Interactions delivered again whose work was already enqueued.",
+		}),
+		eventsPerInteraction: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "herald_events_per_interaction",
+			Help:    "Jobs one interaction enqueued.",
+			Buckets: []float64{0, 1, 2, 3, 5, 10},
+		}),
+		timeouts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_interaction_timeouts_total",
+			Help: "Interactions not answered within Discord's 3 seconds.",
+		}),
+		firstAfterIdleFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_interaction_first_after_idle_failures_total",
+			Help: "Unanswered interactions that were the first after an idle spell (cold start).",
+		}),
 	}
-	return ack, dedupe
+	if reg != nil {
+		reg.MustRegister(m.ackLatency, m.dedupeHits, m.eventsPerInteraction, m.timeouts, m.firstAfterIdleFailures)
+	}
+	return m
+}
+
+// idleSpell is how long without interactions makes the next one a "first
+// after idle" (seed 001's cold-start failures).
+const idleSpell = 5 * time.Minute
+
+// idleTracker remembers when the last interaction arrived.
+type idleTracker struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// firstAfter reports whether the interaction received at t came after an
+// idle spell, and records it.
+func (it *idleTracker) firstAfter(t time.Time) bool {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	first := it.last.IsZero() || t.Sub(it.last) > idleSpell
+	it.last = t
+	return first
 }

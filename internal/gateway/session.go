@@ -44,15 +44,15 @@ type Options struct {
 
 // Session is one gateway connection.
 type Session struct {
-	dg         *discordgo.Session
-	log        *slog.Logger
-	client     *http.Client
-	router     *Router
-	catalog    *i18n.Catalog
-	db         *pgxpool.Pool
-	jobs       *work.Client
-	ackLatency *prometheus.HistogramVec
-	dedupeHits prometheus.Counter
+	dg      *discordgo.Session
+	log     *slog.Logger
+	client  *http.Client
+	router  *Router
+	catalog *i18n.Catalog
+	db      *pgxpool.Pool
+	jobs    *work.Client
+	fastPathMetrics
+	idle idleTracker
 
 	mu      sync.Mutex
 	ready   bool
@@ -86,7 +86,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	s := &Session{dg: dg, log: o.Logger, client: o.Client, router: router, catalog: o.Catalog,
 		db: o.DB, jobs: o.Jobs, guilds: map[string]bool{}}
-	s.ackLatency, s.dedupeHits = newMetrics(o.Registerer)
+	s.fastPathMetrics = newFastPathMetrics(o.Registerer)
 	dg.AddHandler(s.onReady)
 	dg.AddHandler(s.onResumed)
 	dg.AddHandler(s.onDisconnect)
