@@ -19,7 +19,7 @@ func New(w io.Writer, format string, level slog.Leveler) *slog.Logger {
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 	}
-	return slog.New(tint.NewHandler(w, &tint.Options{
+	return slog.New(tint.NewTextHandler(w, &tint.Options{
 		Level:      level,
 		TimeFormat: time.TimeOnly,
 		NoColor:    !isTerminal(w),

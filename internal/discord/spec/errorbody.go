@@ -42,7 +42,7 @@ func CheckErrorBody(status int, body []byte) error {
 	case len(e.Errors) > 0:
 		errs = append(errs, checkErrorTree("errors", e.Errors)...)
 	case code == codeInvalidFormBody:
-		errs = append(errs, errors.New("Invalid Form Body (50035) lacks its errors object"))
+		errs = append(errs, errors.New("a 50035 Invalid Form Body lacks its errors object"))
 	}
 	return errors.Join(errs...)
 }
