@@ -47,6 +47,7 @@ func commands() []command {
 	return []command{
 		{"run", "run the bot: gateway, job workers and the admin HTTP server", cmdRun},
 		{"migrate", "create the database if needed and apply River's and herald's migrations", cmdMigrate},
+		{"register-commands", "bulk-overwrite herald's slash commands (globally, or --guild ID)", cmdRegisterCommands},
 		{"sim", "run the Discord simulator on its own", cmdSim},
 		{"demo", "run the simulator with a default guild and herald against it", cmdDemo},
 		{"bench", "benchmarks against the simulator: bench transport, bench ack", cmdBench},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
@@ -88,5 +89,29 @@ func TestDemo(t *testing.T) {
 	cancel()
 	if c := <-code; c != 0 {
 		t.Fatalf("exit %d\n%s", c, logs.String())
+	}
+}
+
+// register-commands bulk-overwrites the guild's commands with herald's
+// localized definitions.
+func TestRegisterCommands(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	vars := map[string]string{"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "HERALD_DISCORD_API": s.URL + "/api/v10"}
+	if r := herald(t, vars, "register-commands", "--guild", g.ID); r.code != 0 {
+		t.Fatalf("register-commands = %d\n%s", r.code, r.stderr)
+	}
+	var cmds []struct {
+		Name                     string            `json:"name"`
+		DefaultMemberPermissions string            `json:"default_member_permissions"`
+		DescriptionLocalizations map[string]string `json:"description_localizations"`
+	}
+	s.Do("GET", "/applications/"+s.BotUserID()+"/guilds/"+g.ID+"/commands", nil).JSON(t, &cmds)
+	if len(cmds) != 1 || cmds[0].Name != "herald" || cmds[0].DefaultMemberPermissions != "32" || cmds[0].DescriptionLocalizations["de"] == "" {
+		t.Fatalf("registered commands = %+v", cmds)
+	}
+	if r := herald(t, vars, "register-commands", "--guild", "not-a-guild"); r.code != 2 {
+		t.Errorf("a bad --guild exits %d, want 2", r.code)
 	}
 }

@@ -19,8 +19,10 @@ import (
 	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/gateway"
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/locales"
@@ -71,22 +73,28 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	if a.catalog, err = i18n.New(locales.FS); err != nil {
 		return nil, err
 	}
-	// Features register their commands and controls here.
-	a.router = gateway.NewRouter()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = reg
-	if a.river, err = work.NewClient(a.pool, work.Options{
-		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
-	}); err != nil {
-		return nil, err
-	}
 	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), cfg.DiscordAPI)
 	if err != nil {
 		return nil, fmt.Errorf("app: HERALD_DISCORD_API: %w", err)
 	}
 	a.client = &http.Client{Transport: rt}
+	followups := followup.NewSender(a.pool, a.engine, cfg.DiscordAPI, cfg.DiscordAppID, followup.Budget{
+		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow,
+		Policies: map[work.Lane]followup.Policy{work.Background: followup.Drop},
+	}, reg)
+	// Features register their commands, controls and jobs here, before the
+	// River client learns which job kinds it works.
+	a.router = gateway.NewRouter()
+	status.Register(a.router, a.registry, status.Deps{DB: a.pool, Followups: followups, Catalog: a.catalog})
+	if a.river, err = work.NewClient(a.pool, work.Options{
+		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
+	}); err != nil {
+		return nil, err
+	}
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("app: admin HTTP: %w", err)
 	}

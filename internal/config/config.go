@@ -31,6 +31,10 @@ type Config struct {
 	// ShardID and ShardCount pick this process's shard; 1 shard serves
 	// every guild.
 	ShardID, ShardCount int
+	// The message budget of one interaction: at most this many follow-ups,
+	// and updates closer together than the window merge.
+	MaxMessagesPerInteraction int
+	CoalesceWindow            time.Duration
 }
 
 // LaneWorkers is the worker count of each River lane (see internal/work).
@@ -169,6 +173,22 @@ var settings = []setting{
 		c.ShardID = n
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge into the last (background ones are dropped)", RunOnly: true}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 25 {
+			return fmt.Errorf("must be a whole number from 1 to 25, got %q", v)
+		}
+		c.MaxMessagesPerInteraction = n
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_COALESCE_WINDOW", Default: "1s", Help: "updates to one interaction closer together than this merge into one message", RunOnly: true}, parse: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return fmt.Errorf("must be a duration from 0s to 1m, got %q", v)
+		}
+		c.CoalesceWindow = d
+		return nil
+	}},
 	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *LaneWorkers) *int { return &l.Interactive }),
 	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *LaneWorkers) *int { return &l.Events }),
 	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *LaneWorkers) *int { return &l.Sync }),
@@ -254,5 +274,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Int("shard_id", c.ShardID),
 		slog.Int("shard_count", c.ShardCount),
+		slog.Int("max_messages_per_interaction", c.MaxMessagesPerInteraction),
+		slog.Duration("coalesce_window", c.CoalesceWindow),
 	)
 }

@@ -29,8 +29,8 @@ func TestLoadDefaults(t *testing.T) {
 		c.LogLevel != slog.LevelInfo || c.AutoMigrate || c.ShutdownTimeout != 30*time.Second {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
-	if c.GlobalLimit != 50 {
-		t.Errorf("global limit default = %d", c.GlobalLimit)
+	if c.GlobalLimit != 50 || c.MaxMessagesPerInteraction != 3 || c.CoalesceWindow != time.Second {
+		t.Errorf("defaults: global limit %d, budget %d, window %s", c.GlobalLimit, c.MaxMessagesPerInteraction, c.CoalesceWindow)
 	}
 	if c.Lanes != (LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2}) {
 		t.Errorf("lane defaults = %+v", c.Lanes)
@@ -70,6 +70,7 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 		"HERALD_HTTP_ADDR": "8080", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud", "HERALD_AUTO_MIGRATE": "maybe",
 		"HERALD_SHUTDOWN_TIMEOUT": "-1s", "HERALD_WORKERS_INTERACTIVE": "0", "HERALD_WORKERS_EVENTS": "many",
 		"HERALD_WORKERS_SYNC": "5", "HERALD_WORKERS_BACKGROUND": "99999", "HERALD_DISCORD_GLOBAL_LIMIT": "0",
+		"HERALD_MAX_MESSAGES_PER_INTERACTION": "100", "HERALD_COALESCE_WINDOW": "soon",
 	}))
 	var cerr *Error
 	if !errors.As(err, &cerr) {
@@ -77,7 +78,8 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 	}
 	wantKeys := []string{"DISCORD_TOKEN", "DISCORD_APP_ID", "HERALD_DISCORD_API", "DATABASE_URL", "HERALD_HTTP_ADDR",
 		"LOG_FORMAT", "LOG_LEVEL", "HERALD_AUTO_MIGRATE", "HERALD_SHUTDOWN_TIMEOUT", "HERALD_WORKERS_INTERACTIVE",
-		"HERALD_WORKERS_EVENTS", "HERALD_WORKERS_BACKGROUND", "HERALD_DISCORD_GLOBAL_LIMIT"}
+		"HERALD_WORKERS_EVENTS", "HERALD_WORKERS_BACKGROUND", "HERALD_DISCORD_GLOBAL_LIMIT",
+		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW"}
 	if len(cerr.Problems) != len(wantKeys) {
 		t.Errorf("got %d problems, want %d:\n%v", len(cerr.Problems), len(wantKeys), err)
 	}
@@ -133,8 +135,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 16 {
-		t.Errorf("got %d settings, want 16", len(seen))
+	if len(seen) != 18 {
+		t.Errorf("got %d settings, want 18", len(seen))
 	}
 }
 

@@ -105,6 +105,7 @@ func (s *Server) overwriteCommands(rq *request, old []*command, guildID string) 
 			f.add(path+".name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
 		}
 		seen[key] = true
+		storedForm(b) // what Discord keeps of the definition a client sent
 		cmd := &command{guildID: guildID, body: b, name: name, description: desc, typ: typ}
 		for _, prev := range old {
 			if prev.name == name && prev.typ == typ {
@@ -130,4 +131,54 @@ func sameJSON(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// storedForm turns a command definition into the form Discord stores and
+// answers with: absent fields omitted rather than null, and subcommands
+// and groups keeping only the fields they can have (discordgo also sends,
+// say, "autocomplete": false on them).
+func storedForm(cmd map[string]any) {
+	dropNulls(cmd)
+	storedOptions(cmd["options"])
+}
+
+func storedOptions(options any) {
+	list, _ := options.([]any)
+	for _, o := range list {
+		opt, ok := o.(map[string]any)
+		if !ok {
+			continue
+		}
+		if t, _ := opt["type"].(float64); t == 1 || t == 2 {
+			for k := range opt {
+				if !subcommandFields[k] {
+					delete(opt, k)
+				}
+			}
+		}
+		storedOptions(opt["options"])
+	}
+}
+
+var subcommandFields = map[string]bool{
+	"type": true, "name": true, "name_localizations": true, "description": true,
+	"description_localizations": true, "options": true,
+}
+
+// dropNulls removes null members from a decoded JSON value, recursively.
+func dropNulls(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if x == nil {
+				delete(v, k)
+				continue
+			}
+			dropNulls(x)
+		}
+	case []any:
+		for _, x := range v {
+			dropNulls(x)
+		}
+	}
 }
