@@ -116,6 +116,10 @@ func (a *App) Run(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.admin.Serve(a.adminLn) }()
 
+	if err := a.waitForSchema(ctx); err != nil {
+		// Stopped while waiting: nothing else was started.
+		return a.stopAdmin()
+	}
 	kinds := a.registry.Kinds()
 	if len(kinds) > 0 {
 		if err := a.river.Start(ctx); err != nil {
@@ -140,12 +144,39 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	// No new interactions first, then let running jobs finish their calls.
 	err = errors.Join(err, gw.Close(), a.stopRiver(kinds))
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	return errors.Join(err, a.stopAdmin())
+}
+
+// stopAdmin lets in-flight admin requests finish, then closes the server.
+func (a *App) stopAdmin() error {
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
-	if serr := a.admin.Shutdown(shutdownCtx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
+	if err := a.admin.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
-	return err
+	return nil
+}
+
+// schemaPoll is how often a herald waiting for migrations looks again.
+const schemaPoll = 5 * time.Second
+
+// waitForSchema holds the start until the database schema matches this
+// binary, so a herald that starts before its migration job stays up and
+// unready (saying why on /readyz) instead of crashing in a loop. It
+// returns ctx's error if herald is stopped meanwhile.
+func (a *App) waitForSchema(ctx context.Context) error {
+	for {
+		err := a.migrator.Check(ctx)
+		if err == nil {
+			return nil
+		}
+		a.log.WarnContext(ctx, "waiting for the database schema", "reason", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(schemaPoll):
+		}
+	}
 }
 
 func (a *App) stopRiver(kinds []string) error {

@@ -102,19 +102,30 @@ func TestReadyzFollowsDatabase(t *testing.T) {
 	}
 }
 
-// An unmigrated database keeps herald unready and says how to fix it.
-func TestReadyzReportsPendingMigrations(t *testing.T) {
+// A herald started before its migrations stays up and unready, says how to
+// fix it, and starts once the schema is current.
+func TestWaitsForMigrations(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	a, err := New(ctx, testConfig(t, pgtest.URL(t)), slog.New(slog.DiscardHandler))
+	cfg := testConfig(t, pgtest.URL(t))
+	a, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	go a.Run(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
 	code, reason := readyz(t, a.AdminAddr())
 	if code != 503 || !strings.Contains(reason, "herald migrate") {
 		t.Fatalf("readyz = %d %q, want 503 naming `herald migrate`", code, reason)
+	}
+	if err := Migrate(ctx, cfg, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "readyz 200 after migrating", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
 	}
 }
 
@@ -206,4 +217,28 @@ func TestRunAnswersOutdatedControls(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		return strings.Contains(string(body), `herald_ack_latency_seconds_count{outcome="outdated"} 1`)
 	})
+}
+
+// Stopping a herald that still waits for its migrations exits cleanly.
+func TestStopWhileWaitingForMigrations(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	a, err := New(ctx, testConfig(t, pgtest.URL(t)), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	if code, _ := readyz(t, a.AdminAddr()); code != 503 {
+		t.Fatalf("readyz = %d, want 503", code)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop while waiting for migrations")
+	}
 }
