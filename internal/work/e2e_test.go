@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -166,5 +167,96 @@ func TestDeletedTargetFailsOnce(t *testing.T) {
 	})
 	if n := len(s.Messages(ch)); n != 0 {
 		t.Errorf("%d messages: a missing target must not be re-created", n)
+	}
+}
+
+// Seed 000's controlled-overload test, on the simulator's fake clock: five
+// revisions of one menu saved in quick succession fold into one sync job;
+// its edit meets an exhausted bucket, goes out exactly when the bucket
+// resets and not a millisecond sooner, and publishes the newest revision
+// once.
+func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithFakeClock())
+	g := s.CreateGuild(sim.DefaultFixture())
+	ch := g.Channel("roles")
+	var msg struct{ ID string }
+	s.Do("POST", "/channels/"+ch+"/messages", map[string]any{"content": "menu rev 0"}).JSON(t, &msg)
+	s.SetLimits(sim.LimitChange{Route: "PATCH /channels/{channel_id}/messages/{message_id}", Limit: 1, WindowMS: 5000})
+	s.Do("PATCH", "/channels/"+ch+"/messages/"+msg.ID, map[string]any{"content": "someone else's edit"}) // empties the bucket for 5 s
+	pool := storetest.Pool(t)
+	jobs := testClient(t, pool, func(*work.Registry) {})
+	var jobID int64
+	for rev := int64(1); rev <= 5; rev++ {
+		tx, err := pool.Begin(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, _, err := work.RequestSync(t.Context(), tx, jobs, "menu:"+msg.ID, rev, postArgs{ChannelID: ch, MessageID: msg.ID}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if jobID != 0 && id != jobID {
+			t.Fatalf("revision %d made job %d, want it folded into %d", rev, id, jobID)
+		}
+		jobID = id
+	}
+
+	engine := transport.New(transport.Config{ApplicationID: s.BotUserID(), Clock: s.Clock, QueueTimeout: -1})
+	published := make(chan int64, 5)
+	done := make(chan error, 1)
+	go func() {
+		done <- work.RunSync(t.Context(), pool, jobID, "menu:"+msg.ID, func(ctx context.Context, rev int64) error {
+			b, _ := json.Marshal(map[string]any{"content": "menu rev " + strconv.FormatInt(rev, 10)})
+			req, _ := http.NewRequestWithContext(ctx, "PATCH", s.URL+"/api/v10/channels/"+ch+"/messages/"+msg.ID, bytes.NewReader(b))
+			req.Header.Set("Authorization", "Bot "+simtest.Token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := engine.Do(req)
+			if resp != nil {
+				io.Copy(io.Discard, resp.Body)
+			}
+			published <- rev
+			return err
+		})
+	}()
+	// The engine learns the bucket from its first answer: a 429 naming the
+	// 5 s reset. Nothing more may go out before the clock reaches it.
+	edits := func() int {
+		n := 0
+		for _, r := range s.Server.Requests() {
+			if r.Method == "PATCH" {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, "first attempt", func() bool { return edits() == 2 })
+	if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(4999 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	if n := edits(); n != 2 {
+		t.Fatalf("%d edits before the reset, want 2 (the other edit and the rate-limited attempt)", n)
+	}
+	s.Clock.Advance(time.Millisecond)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if rev := <-published; rev != 5 || len(published) != 0 {
+		t.Fatalf("published revision %d (and %d more), want 5 once", rev, len(published))
+	}
+	var visible struct{ Content string }
+	s.Do("GET", "/channels/"+ch+"/messages/"+msg.ID, nil).JSON(t, &visible)
+	if visible.Content != "menu rev 5" {
+		t.Errorf("visible = %q", visible.Content)
+	}
+	var rev int64
+	pool.QueryRow(t.Context(), `SELECT published_revision FROM sync_targets WHERE target = $1`, "menu:"+msg.ID).Scan(&rev)
+	if rev != 5 {
+		t.Errorf("recorded published revision %d, want 5", rev)
 	}
 }
