@@ -82,9 +82,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 		return nil, fmt.Errorf("app: HERALD_DISCORD_API: %w", err)
 	}
 	a.client = &http.Client{Transport: rt}
+	policies := map[work.Lane]followup.Policy{}
+	for lane, p := range cfg.DropPolicies {
+		policies[work.Lane(lane)] = followup.Policy(p)
+	}
 	followups := followup.NewSender(a.pool, a.engine, cfg.DiscordAPI, cfg.DiscordAppID, followup.Budget{
-		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow,
-		Policies: map[work.Lane]followup.Policy{work.Background: followup.Drop},
+		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies,
 	}, reg)
 	// Features register their commands, controls and jobs here, before the
 	// River client learns which job kinds it works.

@@ -35,6 +35,9 @@ type Config struct {
 	// and updates closer together than the window merge.
 	MaxMessagesPerInteraction int
 	CoalesceWindow            time.Duration
+	// DropPolicies says, per lane, what happens to follow-ups beyond the
+	// budget: "merge" into the last message or "drop" (counted).
+	DropPolicies map[string]string
 }
 
 // LaneWorkers is the worker count of each River lane (see internal/work).
@@ -173,7 +176,7 @@ var settings = []setting{
 		c.ShardID = n
 		return nil
 	}},
-	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge into the last (background ones are dropped)", RunOnly: true}, parse: func(c *Config, v string) error {
+	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge or drop by HERALD_DROP_POLICY", RunOnly: true}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 25 {
 			return fmt.Errorf("must be a whole number from 1 to 25, got %q", v)
@@ -187,6 +190,24 @@ var settings = []setting{
 			return fmt.Errorf("must be a duration from 0s to 1m, got %q", v)
 		}
 		c.CoalesceWindow = d
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_DROP_POLICY", Default: "background=drop", Help: "per lane, merge or drop follow-ups beyond the budget (lane=policy,...; events never drop; unnamed lanes merge)", RunOnly: true}, parse: func(c *Config, v string) error {
+		c.DropPolicies = map[string]string{}
+		for _, pair := range strings.Split(v, ",") {
+			lane, policy, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			switch {
+			case !ok:
+				return fmt.Errorf("must be lane=policy pairs, got %q", pair)
+			case lane == "events" && policy != "merge":
+				return errors.New("events are never dropped: the events lane can only merge")
+			case lane != "interactive" && lane != "events" && lane != "sync" && lane != "background":
+				return fmt.Errorf("unknown lane %q (interactive, events, sync, background)", lane)
+			case policy != "merge" && policy != "drop":
+				return fmt.Errorf("policy for %s must be merge or drop, got %q", lane, policy)
+			}
+			c.DropPolicies[lane] = policy
+		}
 		return nil
 	}},
 	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *LaneWorkers) *int { return &l.Interactive }),

@@ -135,8 +135,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 18 {
-		t.Errorf("got %d settings, want 18", len(seen))
+	if len(seen) != 19 {
+		t.Errorf("got %d settings, want 19", len(seen))
 	}
 }
 
@@ -175,5 +175,25 @@ func TestShards(t *testing.T) {
 	}
 	if _, err := Load(env(with("HERALD_SHARD_ID", "4", "HERALD_SHARD_COUNT", "4"))); err == nil || !strings.Contains(err.Error(), "below HERALD_SHARD_COUNT") {
 		t.Errorf("shard 4 of 4: %v", err)
+	}
+}
+
+func TestDropPolicy(t *testing.T) {
+	load := func(v string) (Config, error) {
+		return Load(env(map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1", "HERALD_DROP_POLICY": v}))
+	}
+	c, err := load("background=drop, sync=drop,interactive=merge")
+	if err != nil || c.DropPolicies["background"] != "drop" || c.DropPolicies["sync"] != "drop" || c.DropPolicies["interactive"] != "merge" {
+		t.Fatalf("policies = %v, %v", c.DropPolicies, err)
+	}
+	for bad, want := range map[string]string{
+		"events=drop":      "never dropped",
+		"backgrund=drop":   "unknown lane",
+		"background=later": "merge or drop",
+		"background":       "lane=policy",
+	} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("HERALD_DROP_POLICY=%s: %v, want an error saying %q", bad, err, want)
+		}
 	}
 }

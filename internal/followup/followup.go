@@ -49,6 +49,10 @@ type Sender struct {
 	AppID   string
 	Budget  Budget
 	count   *prometheus.CounterVec
+	// interactions counts interactions with at least one follow-up, so
+	// messages per interaction is herald_followup_messages_total{outcome="sent"}
+	// over it.
+	interactions prometheus.Counter
 }
 
 // NewSender builds a Sender and registers its counter.
@@ -57,9 +61,13 @@ func NewSender(db *pgxpool.Pool, e *transport.Engine, apiBase, appID string, b B
 		count: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_followup_messages_total",
 			Help: "Follow-up updates by lane and what became of them (sent, merged, dropped).",
-		}, []string{"lane", "outcome"})}
+		}, []string{"lane", "outcome"}),
+		interactions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "herald_followup_interactions_total",
+			Help: "Interactions that sent at least one follow-up; messages per interaction = sent follow-ups / this.",
+		})}
 	if reg != nil {
-		reg.MustRegister(s.count)
+		reg.MustRegister(s.count, s.interactions)
 	}
 	return s
 }
@@ -77,7 +85,7 @@ const (
 // drops it as the budget says. It is called from jobs; ctx carries the
 // job's priority.
 func (s *Sender) Send(ctx context.Context, lane work.Lane, interactionID, token, content string) (Result, error) {
-	reserved, err := s.reserve(ctx, interactionID)
+	reserved, n, err := s.reserve(ctx, interactionID)
 	if err != nil {
 		return "", err
 	}
@@ -92,6 +100,9 @@ func (s *Sender) Send(ctx context.Context, lane work.Lane, interactionID, token,
 			return "", fmt.Errorf("followup: record: %w", err)
 		}
 		s.count.WithLabelValues(string(lane), string(Sent)).Inc()
+		if n == 1 {
+			s.interactions.Inc()
+		}
 		return Sent, nil
 	}
 	if s.policy(lane) == Drop {
@@ -125,21 +136,20 @@ func (s *Sender) policy(lane work.Lane) Policy {
 
 // reserve takes one message of the budget unless it is spent or the last
 // message went out within the coalesce window.
-func (s *Sender) reserve(ctx context.Context, interactionID string) (bool, error) {
-	var sent int
-	err := s.DB.QueryRow(ctx, `
+func (s *Sender) reserve(ctx context.Context, interactionID string) (ok bool, sent int, err error) {
+	err = s.DB.QueryRow(ctx, `
 		INSERT INTO interaction_messages (interaction_id, sent) VALUES ($1, 1)
 		ON CONFLICT (interaction_id) DO UPDATE SET sent = interaction_messages.sent + 1
 		WHERE interaction_messages.sent < $2
 		  AND (interaction_messages.last_sent_at IS NULL OR interaction_messages.last_sent_at < now() - make_interval(secs => $3))
 		RETURNING sent`, interactionID, s.Budget.Max, s.Budget.Window.Seconds()).Scan(&sent)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
+		return false, 0, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("followup: budget: %w", err)
+		return false, 0, fmt.Errorf("followup: budget: %w", err)
 	}
-	return true, nil
+	return true, sent, nil
 }
 
 func (s *Sender) post(ctx context.Context, token, content string) (string, error) {

@@ -62,6 +62,9 @@ func TestBudgetMergesBeyondMax(t *testing.T) {
 	if n := testutil.ToFloat64(snd.count.WithLabelValues("interactive", "merged")); n != 2 {
 		t.Errorf("merged counter = %v", n)
 	}
+	if n := testutil.ToFloat64(snd.interactions); n != 1 {
+		t.Errorf("interactions with follow-ups = %v, want 1 (3 sent messages over 1 interaction)", n)
+	}
 }
 
 // Background updates beyond the budget are dropped and counted; events
