@@ -37,7 +37,10 @@ type Client = river.Client[pgx.Tx]
 // insert: River refuses to work queues without workers.
 func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger,
-		Middleware: []rivertype.Middleware{&outcomes{metrics: newMetrics(o.Registerer, pool)}}}
+		// ordering is outermost (River runs the first middleware first), so
+		// it sees errors as outcomes mapped them: a rate-limit snooze is no
+		// finish, a cancel for a missing target is.
+		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}}}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
 		cfg.Queues = Queues(o.Lanes)
 		cfg.Workers = o.Registry.workers
