@@ -42,8 +42,11 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 		// finish, a cancel for a missing target is.
 		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}}}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
+		// A working client also keeps herald's bookkeeping tables small.
+		Register(o.Registry, &pruneWorker{db: pool})
 		cfg.Queues = Queues(o.Lanes)
 		cfg.Workers = o.Registry.workers
+		cfg.PeriodicJobs = []*river.PeriodicJob{pruneJob()}
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {

@@ -1,0 +1,51 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+)
+
+// Retention of herald's bookkeeping. Discord replays an interaction
+// within minutes (RESUME), so a day of ledger is ample; an interaction's
+// token, and so its message budget, lives 15 minutes.
+const (
+	ledgerRetention   = 24 * time.Hour
+	messagesRetention = time.Hour
+	pruneEvery        = time.Hour
+)
+
+// pruneArgs is herald's own housekeeping job.
+type pruneArgs struct{}
+
+func (pruneArgs) Kind() string { return "herald_prune" }
+
+type pruneWorker struct {
+	river.WorkerDefaults[pruneArgs]
+	db *pgxpool.Pool
+}
+
+// Work deletes ledger and message-budget rows past their retention, so
+// those tables stay as small as the traffic of the last day.
+func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
+	for _, q := range []struct {
+		table string
+		keep  time.Duration
+	}{{"interaction_ledger", ledgerRetention}, {"interaction_messages", messagesRetention}} {
+		if _, err := w.db.Exec(ctx, "DELETE FROM "+q.table+" WHERE created_at < now() - make_interval(secs => $1)", q.keep.Seconds()); err != nil {
+			return fmt.Errorf("work: prune %s: %w", q.table, err)
+		}
+	}
+	return nil
+}
+
+// pruneJob runs the housekeeping hourly and once at start, in the
+// background lane.
+func pruneJob() *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(pruneEvery), func() (river.JobArgs, *river.InsertOpts) {
+		return pruneArgs{}, &river.InsertOpts{Queue: string(Background)}
+	}, &river.PeriodicJobOpts{RunOnStart: true, ID: "herald_prune"})
+}
