@@ -2,13 +2,11 @@ package work_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -36,13 +34,7 @@ func TestViewsExpire(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	w := &boardWorker{rendered: make(chan string, 4)}
-	reg := work.NewRegistry()
-	work.Register(reg, w)
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 2},
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
 	ctx := t.Context()
 	stale, _ := c.Insert(ctx, boardArgs{View: work.View{DeadlineAt: time.Now().Add(-time.Second)}, Name: "stale"}, &river.InsertOpts{Queue: string(work.Background)})
 	fresh, _ := c.Insert(ctx, boardArgs{View: work.View{DeadlineAt: time.Now().Add(time.Minute)}, Name: "fresh"}, &river.InsertOpts{Queue: string(work.Background)})
@@ -74,13 +66,7 @@ func TestBackgroundProgressesUnderInteractiveLoad(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	w := &boardWorker{rendered: make(chan string, 1000)}
-	reg := work.NewRegistry()
-	work.Register(reg, w)
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 1, Sync: 1, Background: 1},
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
 	ctx := t.Context()
 	var flood []river.InsertManyParams
 	for range 500 {
