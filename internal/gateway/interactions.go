@@ -33,11 +33,7 @@ func (s *Session) onInteraction(_ *discordgo.Session, ic *discordgo.InteractionC
 	ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
 	defer cancel()
 	i := ic.Interaction
-	guildLocale := ""
-	if i.GuildLocale != nil {
-		guildLocale = string(*i.GuildLocale)
-	}
-	loc := s.catalog.For(string(i.Locale), guildLocale)
+	loc := s.catalog.For(localesOf(i))
 	h, id, ok := s.router.route(i)
 	outcome := "routed"
 	var resp *discordgo.InteractionResponse

@@ -30,6 +30,18 @@ type Interaction struct {
 	replay bool    // a key was already in the ledger
 }
 
+// Locales returns the member's and the guild's locale (either may be ""),
+// the pair i18n.Catalog.For picks a language from; jobs that answer later
+// carry them.
+func (in *Interaction) Locales() (user, guild string) { return localesOf(in.Interaction) }
+
+func localesOf(i *discordgo.Interaction) (user, guild string) {
+	if i.GuildLocale != nil {
+		guild = string(*i.GuildLocale)
+	}
+	return string(i.Locale), guild
+}
+
 // Enqueue inserts jobs for this interaction under the idempotency key
 // <interaction_id>:<routeVersion>:<intent>, in one transaction with the
 // ledger row; the fast path commits it before answering and releases the

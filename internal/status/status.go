@@ -66,13 +66,10 @@ func handle(ctx context.Context, in *gateway.Interaction) (*discordgo.Interactio
 		perm := in.Localizer.T("jobs.report.permission_manage_guild", nil)
 		return ephemeral(in.Localizer.T("interaction.not_allowed", map[string]any{"Permission": perm})), nil
 	}
-	guildLocale := ""
-	if in.GuildLocale != nil {
-		guildLocale = string(*in.GuildLocale)
-	}
+	userLocale, guildLocale := in.Locales()
 	err := in.Enqueue(ctx, routeVersion, work.IntentView, river.InsertManyParams{
 		Args: reportArgs{View: work.View{DeadlineAt: in.Received.Add(tokenLife)}, InteractionID: in.ID, Token: in.Token,
-			Locale: string(in.Locale), GuildLocale: guildLocale},
+			Locale: userLocale, GuildLocale: guildLocale},
 		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 	})
 	if err != nil {
