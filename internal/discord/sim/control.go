@@ -64,9 +64,7 @@ func (s *Server) mutate(fn func(rq *request) error) error {
 	rq := &request{now: s.clock.Now()}
 	err := fn(rq)
 	s.mu.Unlock()
-	for _, ev := range rq.events {
-		s.gw.Dispatch(ev.guildID, ev.typ, ev.data)
-	}
+	s.dispatch(rq.events)
 	return err
 }
 
@@ -282,7 +280,7 @@ func (s *Server) AddMember(guildID string, fm FixtureMember) (MemberName, error)
 			}
 			m.roles = append(m.roles, found.id)
 		}
-		u := &user{id: s.st.ids.next(rq.now), username: fm.Username}
+		u := &user{id: s.st.ids.next(rq.now), username: fm.Username, dmsClosed: fm.DMsClosed}
 		m.userID = u.id
 		s.st.users[u.id] = u
 		g.members[u.id] = m

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,15 +9,32 @@ import (
 )
 
 // InteractionRequest is POST /_sim/interactions: a member runs a slash
-// command, clicks a button, picks select values or submits a modal.
+// command, types into an autocomplete option, clicks a button, picks
+// select values or submits a modal.
 type InteractionRequest struct {
-	GuildID    string   `json:"guild_id"`
-	ChannelID  string   `json:"channel_id"`
-	UserID     string   `json:"user_id"`
-	Kind       string   `json:"kind"`
-	Name       string   `json:"name,omitempty"`
-	Options    []any    `json:"options,omitempty"`
-	CustomID   string   `json:"custom_id,omitempty"`
+	GuildID   string `json:"guild_id"`
+	ChannelID string `json:"channel_id"`
+	UserID    string `json:"user_id"`
+	// Kind is "command", "autocomplete", "component" or "modal".
+	Kind string `json:"kind"`
+	Name string `json:"name,omitempty"`
+	// Options are the command's options as Discord sends them ({name,
+	// type, value}, nested under subcommands and groups). The users,
+	// members, channels, roles and attachments that USER, CHANNEL, ROLE,
+	// MENTIONABLE and ATTACHMENT options name are added to data.resolved;
+	// an ATTACHMENT option's value is a filename (see Attachments), which
+	// the interaction carries as the attachment's id.
+	Options []any `json:"options,omitempty"`
+	// Focused names the option an autocomplete interaction is for; it is
+	// sent with "focused": true. An option may also carry focused itself.
+	Focused string `json:"focused,omitempty"`
+	// Attachments describe the files ATTACHMENT options name by filename;
+	// a filename not listed here is a file of zero bytes.
+	Attachments []InteractionAttachment `json:"attachments,omitempty"`
+	CustomID    string                  `json:"custom_id,omitempty"`
+	// Values are the picked select values; for user, role, mentionable and
+	// channel selects (component types 5–8) they are ids, resolved into
+	// data.resolved.
 	Values     []string `json:"values,omitempty"`
 	MessageID  string   `json:"message_id,omitempty"`
 	Components []any    `json:"components,omitempty"`
@@ -24,6 +42,14 @@ type InteractionRequest struct {
 	// 2 (button), or 3 (string select) when values are given.
 	ComponentType int    `json:"component_type,omitempty"`
 	Locale        string `json:"locale,omitempty"`
+}
+
+// InteractionAttachment is a file a member attached to an ATTACHMENT
+// option.
+type InteractionAttachment struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type,omitempty"`
+	Size        int    `json:"size,omitempty"`
 }
 
 // InteractionCreated is the 201 answer of POST /_sim/interactions.
@@ -74,14 +100,26 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 		guildID: g.id, channelID: c.id, userID: m.userID, createdAt: rq.now,
 	}
 	var data map[string]any
+	res := s.newResolved(rq, g, c, m, req.Attachments)
 	switch req.Kind {
-	case kindCommand:
+	case kindCommand, kindAutocomplete:
 		if req.Name == "" {
 			return nil, errors.New("sim: a command interaction needs a name")
 		}
 		data = map[string]any{"id": s.commandID(g, req.Name, rq), "name": req.Name, "type": 1, "guild_id": g.id}
-		if len(req.Options) > 0 {
-			data["options"] = req.Options
+		opts, err := copyOptions(req.Options)
+		if err != nil {
+			return nil, err
+		}
+		focused, err := res.options(opts, req.Focused, req.Kind == kindCommand)
+		if err != nil {
+			return nil, err
+		}
+		if req.Kind == kindAutocomplete && !focused && !hasFocus(opts) {
+			return nil, errors.New("sim: an autocomplete interaction needs a focused option")
+		}
+		if len(opts) > 0 {
+			data["options"] = opts
 		}
 	case kindComponent:
 		if req.CustomID == "" || req.MessageID == "" {
@@ -105,6 +143,9 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 				values = []string{}
 			}
 			data["values"] = values
+			if err := res.values(ctype, values); err != nil {
+				return nil, err
+			}
 		}
 	case kindModal:
 		if req.CustomID == "" {
@@ -122,7 +163,10 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 			in.messageID = req.MessageID
 		}
 	default:
-		return nil, fmt.Errorf("sim: kind %q: want command, component or modal", req.Kind)
+		return nil, fmt.Errorf("sim: kind %q: want command, autocomplete, component or modal", req.Kind)
+	}
+	if r := res.data(); r != nil {
+		data["resolved"] = r
 	}
 	locale := req.Locale
 	if locale == "" {
@@ -146,6 +190,37 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 	}
 	s.st.interactions[in.id] = in
 	return in, nil
+}
+
+// copyOptions deep-copies options so that marking and rewriting them leaves
+// the caller's values alone.
+func copyOptions(opts []any) ([]any, error) {
+	if len(opts) == 0 {
+		return nil, nil
+	}
+	raw, err := json.Marshal(opts)
+	if err != nil {
+		return nil, fmt.Errorf("sim: options: %w", err)
+	}
+	var out []any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("sim: options: %w", err)
+	}
+	return out, nil
+}
+
+// hasFocus reports whether some option, at any depth, is marked focused.
+func hasFocus(opts []any) bool {
+	for _, raw := range opts {
+		o, _ := raw.(map[string]any)
+		if f, _ := o["focused"].(bool); f {
+			return true
+		}
+		if children, ok := o["options"].([]any); ok && hasFocus(children) {
+			return true
+		}
+	}
+	return false
 }
 
 // commandID is the id of the registered command of that name, or a fresh

@@ -13,17 +13,26 @@ const (
 	codeUnknownGuild         = 10004
 	codeUnknownMember        = 10007
 	codeUnknownMessage       = 10008
+	codeUnknownOverwrite     = 10009
 	codeUnknownRole          = 10011
+	codeUnknownUser          = 10013
+	codeUnknownEmoji         = 10014
 	codeUnknownWebhook       = 10015
 	codeUnknownInteraction   = 10062
+	codeMaxPins              = 30003
 	codeMaxRoles             = 30005
 	codeMaxWebhooks          = 30007
+	codeMaxReactions         = 30010
 	codeMaxChannels          = 30013
 	codeAlreadyAcknowledged  = 40060
 	codeMissingAccess        = 50001
+	codeDMChannel            = 50003
 	codeEmptyMessage         = 50006
+	codeCannotDMUser         = 50007
 	codeMissingPermissions   = 50013
+	codeBulkDeleteCount      = 50016
 	codeInvalidWebhookToken  = 50027
+	codeBulkDeleteTooOld     = 50034
 	codeInvalidFormBody      = 50035
 	codeThreadArchived       = 50083
 	codeInvalidJSON          = 50109
@@ -55,7 +64,10 @@ func errUnknown(code int) *apiError {
 		codeUnknownGuild:       "Unknown Guild",
 		codeUnknownMember:      "Unknown Member",
 		codeUnknownMessage:     "Unknown Message",
+		codeUnknownOverwrite:   "Unknown Overwrite",
 		codeUnknownRole:        "Unknown Role",
+		codeUnknownUser:        "Unknown User",
+		codeUnknownEmoji:       "Unknown Emoji",
 		codeUnknownWebhook:     "Unknown Webhook",
 		codeUnknownInteraction: "Unknown interaction",
 	}
@@ -77,6 +89,12 @@ var (
 	errMaxWebhooks        = &apiError{status: http.StatusBadRequest, code: codeMaxWebhooks, message: "Maximum number of webhooks reached (15)"}
 	errMaxChannels        = &apiError{status: http.StatusBadRequest, code: codeMaxChannels, message: "Maximum number of guild channels reached (500)"}
 	errMaxRoles           = &apiError{status: http.StatusBadRequest, code: codeMaxRoles, message: "Maximum number of guild roles reached (250)"}
+	errMaxPins            = &apiError{status: http.StatusBadRequest, code: codeMaxPins, message: "Maximum number of pins reached for the channel (250)"}
+	errMaxReactions       = &apiError{status: http.StatusBadRequest, code: codeMaxReactions, message: "Maximum number of reactions reached (20)"}
+	errDMChannel          = &apiError{status: http.StatusForbidden, code: codeDMChannel, message: "Cannot execute action on a DM channel"}
+	errCannotDMUser       = &apiError{status: http.StatusForbidden, code: codeCannotDMUser, message: "Cannot send messages to this user"}
+	errBulkDeleteCount    = &apiError{status: http.StatusBadRequest, code: codeBulkDeleteCount, message: "Provided too few or too many messages to delete. Must provide at least 2 and fewer than 100 messages to delete."}
+	errBulkDeleteTooOld   = &apiError{status: http.StatusBadRequest, code: codeBulkDeleteTooOld, message: "A message provided was too old to bulk delete"}
 )
 
 // formErrors collects field errors for a 50035 Invalid Form Body answer.

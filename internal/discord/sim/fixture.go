@@ -19,6 +19,9 @@ type Fixture struct {
 	BotRole *FixtureRole `json:"bot_role,omitempty"`
 	// Everyone sets @everyone's permissions; empty keeps Discord's defaults.
 	Everyone string `json:"everyone_permissions,omitempty"`
+	// Emojis names the guild's custom emojis, which reactions can use as
+	// name:id.
+	Emojis []string `json:"emojis,omitempty"`
 }
 
 type FixtureRole struct {
@@ -46,6 +49,9 @@ type FixtureOverwrite struct {
 type FixtureMember struct {
 	Username string   `json:"username"`
 	Roles    []string `json:"roles"`
+	// DMsClosed makes the member refuse direct messages: the bot can open
+	// the DM channel, but sending in it answers 403 50007.
+	DMsClosed bool `json:"dms_closed,omitempty"`
 }
 
 // FixtureResult is the 201 answer of POST /_sim/guilds.
@@ -56,6 +62,8 @@ type FixtureResult struct {
 	Roles     []NamedID    `json:"roles"`
 	Channels  []NamedID    `json:"channels"`
 	Members   []MemberName `json:"members"`
+	// Emojis are the fixture's custom emojis, for reactions as name:id.
+	Emojis []NamedID `json:"emojis,omitempty"`
 }
 
 type NamedID struct {
@@ -73,6 +81,9 @@ func (r FixtureResult) Role(name string) string { return lookupName(r.Roles, nam
 
 // Channel looks up a fixture channel id by name.
 func (r FixtureResult) Channel(name string) string { return lookupName(r.Channels, name) }
+
+// Emoji looks up a fixture emoji id by name.
+func (r FixtureResult) Emoji(name string) string { return lookupName(r.Emojis, name) }
 
 // Member looks up a fixture member id by username.
 func (r FixtureResult) Member(username string) string {
@@ -102,7 +113,7 @@ const (
 	defaultBotPerms = permManageRoles | permManageChannels | permViewChannel | permSendMessages |
 		permManageMessages | permEmbedLinks | permAttachFiles | permReadMessageHistory |
 		permManageWebhooks | permManageThreads | permCreatePrivateThreads | permCreatePublicThreads |
-		permSendMessagesInThreads | permAddReactions
+		permSendMessagesInThreads | permAddReactions | permPinMessages
 )
 
 // DefaultFixture is the guild `herald sim --fixture default` and the demo
@@ -171,7 +182,7 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	if err != nil {
 		return FixtureResult{}, nil, err
 	}
-	g := &guild{id: st.ids.next(now), name: f.Name, roles: map[string]*role{}, members: map[string]*member{}}
+	g := &guild{id: st.ids.next(now), name: f.Name, roles: map[string]*role{}, members: map[string]*member{}, emojis: map[string]string{}}
 	g.roles[g.id] = &role{id: g.id, name: "@everyone", permissions: everyone}
 	res := FixtureResult{ID: g.id, BotUserID: st.botID, Roles: []NamedID{}, Channels: []NamedID{}, Members: []MemberName{}}
 	byName := map[string]*role{"@everyone": g.roles[g.id]}
@@ -213,7 +224,7 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	g.members[owner.id] = &member{userID: owner.id, joinedAt: now}
 	g.members[st.botID] = &member{userID: st.botID, roles: []string{botRole.id}, joinedAt: now}
 	for _, fm := range f.Members {
-		u := &user{id: st.ids.next(now), username: fm.Username}
+		u := &user{id: st.ids.next(now), username: fm.Username, dmsClosed: fm.DMsClosed}
 		m := &member{userID: u.id, joinedAt: now}
 		for _, name := range fm.Roles {
 			r, ok := byName[name]
@@ -227,6 +238,11 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 		res.Members = append(res.Members, MemberName{ID: u.id, Username: u.username})
 	}
 
+	for _, name := range f.Emojis {
+		id := st.ids.next(now)
+		g.emojis[id] = name
+		res.Emojis = append(res.Emojis, NamedID{ID: id, Name: name})
+	}
 	channels, err := s.fixtureChannels(g, f.Channels, byName, now)
 	if err != nil {
 		return FixtureResult{}, nil, err

@@ -29,6 +29,14 @@ func newWorld(t *testing.T, opts ...sim.Options) *world {
 	return &world{Sim: s, g: s.CreateGuild(sim.DefaultFixture())}
 }
 
+// newWorldWith is newWorld with another fixture.
+func newWorldWith(t *testing.T, f sim.Fixture) *world {
+	t.Helper()
+	t.Parallel()
+	s := simtest.New(t, simtest.WithFakeClock())
+	return &world{Sim: s, g: s.CreateGuild(f)}
+}
+
 // errorBody is Discord's error JSON.
 type errorBody struct {
 	Code    int            `json:"code"`

@@ -2,14 +2,16 @@ package sim
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
 // Interaction kinds of the control API and their Discord types.
 const (
-	kindCommand   = "command"
-	kindComponent = "component"
-	kindModal     = "modal"
+	kindCommand      = "command"
+	kindAutocomplete = "autocomplete"
+	kindComponent    = "component"
+	kindModal        = "modal"
 )
 
 // Interaction callback types.
@@ -18,8 +20,12 @@ const (
 	callbackDeferredMessage = 5
 	callbackDeferredUpdate  = 6
 	callbackUpdateMessage   = 7
+	callbackAutocomplete    = 8
 	callbackModal           = 9
 )
+
+// maxChoices is how many autocomplete choices Discord shows.
+const maxChoices = 25
 
 // flagLoading marks the "is thinking..." message of a deferred response.
 const flagLoading = 1 << 7
@@ -53,7 +59,7 @@ func (s *state) interactionByToken(token string) *interaction {
 
 func errBadCallback() *apiError {
 	var f formErrors
-	f.add("type", "BASE_TYPE_CHOICES", "Value must be one of {4, 5, 6, 7, 9}.")
+	f.add("type", "BASE_TYPE_CHOICES", "Value must be one of {4, 5, 6, 7, 8, 9}.")
 	return f.err()
 }
 
@@ -77,18 +83,30 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 	typ := *body.Type
 	onMessage := in.messageID != ""
 	switch {
+	case in.kind == kindAutocomplete:
+		// An autocomplete interaction is answered with choices only.
+		if typ != callbackAutocomplete {
+			return nil, errBadCallback()
+		}
 	case typ == callbackMessage, typ == callbackDeferredMessage, typ == callbackModal && in.kind != kindModal:
 	case (typ == callbackDeferredUpdate || typ == callbackUpdateMessage) && onMessage:
 	default:
 		return nil, errBadCallback()
 	}
 	data := &messageBody{}
-	if typ == callbackModal {
+	switch typ {
+	case callbackModal:
 		if err := validateModal(body.Data); err != nil {
 			return nil, err
 		}
-	} else if err := decodeJSON(body.Data, data, "data"); err != nil {
-		return nil, err
+	case callbackAutocomplete:
+		if err := validateChoices(body.Data); err != nil {
+			return nil, err
+		}
+	default:
+		if err := decodeJSON(body.Data, data, "data"); err != nil {
+			return nil, err
+		}
 	}
 	if typ == callbackMessage || typ == callbackUpdateMessage {
 		if err := data.validate("data", len(rq.files), typ == callbackMessage); err != nil {
@@ -125,12 +143,13 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 	if rq.r.URL.Query().Get("with_response") != "true" {
 		return nil, nil
 	}
-	resp := map[string]any{"interaction": map[string]any{
-		"id": in.id, "type": interactionType(in.kind),
-		"response_message_id":        nilIfEmpty(in.originalID),
-		"response_message_loading":   typ == callbackDeferredMessage,
-		"response_message_ephemeral": data.Flags != nil && *data.Flags&flagEphemeral != 0,
-	}}
+	answered := map[string]any{"id": in.id, "type": interactionType(in.kind)}
+	if in.originalID != "" {
+		answered["response_message_id"] = in.originalID
+		answered["response_message_loading"] = typ == callbackDeferredMessage
+		answered["response_message_ephemeral"] = data.Flags != nil && *data.Flags&flagEphemeral != 0
+	}
+	resp := map[string]any{"interaction": answered}
 	if m, ok := s.st.messages[in.originalID]; ok {
 		resp["resource"] = map[string]any{"type": typ, "message": s.st.renderMessage(m)}
 	}
@@ -152,6 +171,34 @@ func validateModal(raw json.RawMessage) *apiError {
 	f.requiredLen("data.custom_id", modal.CustomID, 1, maxCustomID)
 	f.requiredLen("data.title", modal.Title, 1, 45)
 	f.between("data.components", len(modal.Components), 1, maxActionRows)
+	return f.err()
+}
+
+// validateChoices checks an autocomplete callback's data: a list of at
+// most 25 choices, each a name of 1 to 100 characters and a value.
+func validateChoices(raw json.RawMessage) *apiError {
+	var body struct {
+		Choices *[]struct {
+			Name  *string         `json:"name"`
+			Value json.RawMessage `json:"value"`
+		} `json:"choices"`
+	}
+	if err := decodeJSON(raw, &body, "data"); err != nil {
+		return err
+	}
+	var f formErrors
+	if body.Choices == nil {
+		f.required("data.choices")
+		return f.err()
+	}
+	f.maxLen("data.choices", len(*body.Choices), maxChoices)
+	for i, c := range *body.Choices {
+		path := "data.choices." + strconv.Itoa(i)
+		f.requiredLen(path+".name", c.Name, 1, 100)
+		if len(c.Value) == 0 {
+			f.required(path + ".value")
+		}
+	}
 	return f.err()
 }
 
@@ -242,6 +289,8 @@ func interactionType(kind string) int {
 		return 3
 	case kindModal:
 		return 5
+	case kindAutocomplete:
+		return 4
 	}
 	return 2
 }

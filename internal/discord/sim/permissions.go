@@ -19,9 +19,20 @@ const (
 	permCreatePublicThreads   uint64 = 1 << 35
 	permCreatePrivateThreads  uint64 = 1 << 36
 	permSendMessagesInThreads uint64 = 1 << 38
+	permModerateMembers       uint64 = 1 << 40
+	// permPinMessages was split from Manage Messages in August 2025; since
+	// 23 February 2026 Manage Messages alone no longer pins.
+	permPinMessages uint64 = 1 << 51
 
-	permAll uint64 = 1<<51 - 1
+	// permAll is every permission Discord defines, up to Bypass Slowmode
+	// (1 << 52).
+	permAll uint64 = 1<<53 - 1
 )
+
+// dmPermissions is what a bot may do in its DM with a user; anything else
+// answers 50003 Cannot execute action on a DM channel.
+const dmPermissions = permViewChannel | permSendMessages | permReadMessageHistory | permAddReactions |
+	permEmbedLinks | permAttachFiles | permPinMessages
 
 // basePermissions is the guild-level permission set of a member: the owner
 // and Administrator get everything, otherwise @everyone OR'd with each role.
@@ -113,6 +124,12 @@ func (s *state) requireGuild(g *guild, perm uint64) *apiError {
 // answers: 50001 Missing Access when it cannot see the channel at all,
 // 50013 Missing Permissions when it sees it but lacks the rest.
 func (s *state) requireChannel(c *channel, perm uint64) *apiError {
+	if c.typ == channelDM {
+		if perm&^dmPermissions != 0 {
+			return errDMChannel
+		}
+		return nil
+	}
 	g := s.guilds[c.guildID]
 	perms := s.channelPermissions(g, s.botMember(g), c)
 	if perms&permViewChannel == 0 {

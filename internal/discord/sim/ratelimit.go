@@ -76,7 +76,11 @@ func setBucketHeaders(h http.Header, rs rateState, now time.Time) {
 }
 
 // rateLimited builds a 429 answer. retry is the wait the client must honour;
-// Retry-After carries it rounded up to whole seconds, as Discord does.
+// Retry-After carries it rounded up to whole seconds, as Discord does. The
+// body is Discord's rate limit response: message, retry_after, global and
+// the JSON error code, 0 for the limits the simulator models (the spec's
+// RatelimitedResponse is an Error, whose code is required). A shared
+// resource limit says so in its message, as the rate-limit docs show.
 func rateLimited(h http.Header, scope string, retry time.Duration) map[string]any {
 	h.Set("X-RateLimit-Scope", scope)
 	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
@@ -84,8 +88,12 @@ func rateLimited(h http.Header, scope string, retry time.Duration) map[string]an
 	if global {
 		h.Set("X-RateLimit-Global", "true")
 	}
+	message := "You are being rate limited."
+	if scope == ScopeShared {
+		message = "The resource is being rate limited."
+	}
 	retryAfter, _ := strconv.ParseFloat(formatSeconds(retry), 64)
-	return map[string]any{"message": "You are being rate limited.", "retry_after": retryAfter, "global": global}
+	return map[string]any{"code": codeGeneral, "message": message, "retry_after": retryAfter, "global": global}
 }
 
 // invalidRequests counts 401, 403 and non-shared 429 answers in a sliding

@@ -51,7 +51,8 @@ func TestBucketHeadersAndUserScope429(t *testing.T) {
 	wantStatus(t, r, 429)
 	var body rateLimitBody
 	r.JSON(t, &body)
-	if body.Message != "You are being rate limited." || body.RetryAfter != 3.8 || body.Global {
+	// Discord's 429 body carries the JSON error code, 0 for route limits.
+	if body.Message != "You are being rate limited." || body.RetryAfter != 3.8 || body.Global || body.Code == nil || *body.Code != 0 {
 		t.Fatalf("429 body %s", r.Body)
 	}
 	h := r.Header
@@ -204,7 +205,7 @@ func TestSharedScopeWebhookChannelLimit(t *testing.T) {
 	}
 	var body rateLimitBody
 	r.JSON(t, &body)
-	if body.Global || body.RetryAfter != 60 {
+	if body.Global || body.RetryAfter != 60 || body.Code == nil || *body.Code != 0 || body.Message != "The resource is being rate limited." {
 		t.Fatalf("shared 429 body %s", r.Body)
 	}
 	st := w.Stats()

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -37,10 +39,14 @@ func renderRole(r *role) map[string]any {
 
 func (s *state) renderMember(m *member) map[string]any {
 	roles := append([]string{}, m.roles...)
+	var timeout any
+	if m.timeoutExpiry != nil {
+		timeout = timestamp(*m.timeoutExpiry)
+	}
 	return map[string]any{
 		"user": s.renderUser(m.userID), "roles": roles, "nick": m.nick,
 		"joined_at": timestamp(m.joinedAt), "avatar": nil, "banner": nil,
-		"communication_disabled_until": nil, "flags": 0, "pending": false,
+		"communication_disabled_until": timeout, "flags": 0, "pending": false,
 		"premium_since": nil, "mute": false, "deaf": false,
 	}
 }
@@ -57,6 +63,16 @@ func renderOverwrites(os []overwrite) []any {
 }
 
 func (s *state) renderChannel(c *channel) map[string]any {
+	if c.typ == channelDM {
+		out := map[string]any{
+			"id": c.id, "type": c.typ, "flags": 0, "last_message_id": nilIfEmpty(c.lastMessageID),
+			"recipients": []any{s.renderUser(c.recipientID)},
+		}
+		if !c.lastPinAt.IsZero() {
+			out["last_pin_timestamp"] = timestamp(c.lastPinAt)
+		}
+		return out
+	}
 	out := map[string]any{
 		"id": c.id, "type": c.typ, "guild_id": c.guildID, "name": c.name, "flags": 0,
 		"last_message_id":     nilIfEmpty(c.lastMessageID),
@@ -117,16 +133,26 @@ func (s *state) renderMessage(m *message) map[string]any {
 	if m.editedAt != nil {
 		edited = timestamp(*m.editedAt)
 	}
-	msgType := 0
+	msgType := m.typ
 	if m.interaction != "" && m.webhookID == m.applicationID {
 		msgType = s.interactionMessageType(m)
 	}
+	mentions := []any{}
+	for _, id := range s.mentionedUsers(m.content) {
+		mentions = append(mentions, s.renderUser(id))
+	}
 	out := map[string]any{
 		"id": m.id, "channel_id": m.channelID, "type": msgType, "content": m.content,
-		"author": s.renderAuthor(m), "mentions": []any{}, "mention_roles": []any{},
+		"author": s.renderAuthor(m), "mentions": mentions, "mention_roles": []any{},
 		"attachments": attachments, "embeds": nonNil(m.embeds), "components": nonNil(m.components),
 		"timestamp": timestamp(m.timestamp), "edited_timestamp": edited, "flags": m.flags,
-		"pinned": false, "mention_everyone": false, "tts": m.tts,
+		"pinned": !m.pinnedAt.IsZero(), "mention_everyone": false, "tts": m.tts,
+	}
+	if len(m.reactions) > 0 {
+		out["reactions"] = s.renderReactions(m)
+	}
+	if m.reference != "" {
+		out["message_reference"] = withGuild(map[string]any{"type": 0, "channel_id": m.channelID, "message_id": m.reference}, m.guildID)
 	}
 	if m.webhookID != "" {
 		out["webhook_id"] = m.webhookID
@@ -149,18 +175,29 @@ func (s *state) interactionMessageType(m *message) int {
 	return 19
 }
 
+// renderAuthor is the message's author. A webhook message's author is the
+// webhook, under the username and avatar the execute request gave, if any.
 func (s *state) renderAuthor(m *message) map[string]any {
 	if m.webhookID == "" || m.webhookID == m.applicationID {
 		return s.renderUser(m.authorID)
 	}
-	name := "webhook"
-	if w, ok := s.webhooks[m.webhookID]; ok {
+	name := m.username
+	if w, ok := s.webhooks[m.webhookID]; ok && name == "" {
 		name = w.name
 	}
+	if name == "" {
+		name = "webhook"
+	}
 	return map[string]any{
-		"id": m.webhookID, "username": name, "avatar": nil, "discriminator": "0000",
+		"id": m.webhookID, "username": name, "avatar": nilIfEmpty(m.avatar), "discriminator": "0000",
 		"public_flags": 0, "flags": 0, "bot": true, "global_name": nil, "primary_guild": nil,
 	}
+}
+
+// messageEvent is the MESSAGE_CREATE or MESSAGE_UPDATE payload: the message
+// with its guild_id, which DMs lack.
+func (s *state) messageEvent(m *message) map[string]any {
+	return withGuild(s.renderMessage(m), m.guildID)
 }
 
 func nonNil(v []any) []any {
@@ -175,6 +212,14 @@ func (s *state) renderGuild(g *guild) map[string]any {
 	for _, r := range g.sortedRoles() {
 		roles = append(roles, renderRole(r))
 	}
+	emojis := []any{}
+	ids := slices.SortedFunc(maps.Keys(g.emojis), compareSnowflakes)
+	for _, id := range ids {
+		emojis = append(emojis, map[string]any{
+			"id": id, "name": g.emojis[id], "roles": []any{}, "require_colons": true,
+			"managed": false, "animated": false, "available": true,
+		})
+	}
 	return map[string]any{
 		"id": g.id, "name": g.name, "icon": nil, "description": nil, "home_header": nil,
 		"splash": nil, "discovery_splash": nil, "features": []any{}, "banner": nil,
@@ -188,7 +233,7 @@ func (s *state) renderGuild(g *guild) map[string]any {
 		"premium_subscription_count": 0, "preferred_locale": "en-US",
 		"rules_channel_id": nil, "safety_alerts_channel_id": nil,
 		"public_updates_channel_id": nil, "premium_progress_bar_enabled": false,
-		"nsfw": false, "nsfw_level": 0, "emojis": []any{}, "stickers": []any{},
+		"nsfw": false, "nsfw_level": 0, "emojis": emojis, "stickers": []any{},
 		"incidents_data": nil,
 	}
 }
@@ -220,12 +265,17 @@ func (s *state) renderGatewayGuild(g *guild) map[string]any {
 	return out
 }
 
-func (s *state) renderWebhook(w *webhook) map[string]any {
-	return map[string]any{
+// renderWebhook is an incoming webhook. withUser adds its creator, which
+// Discord leaves out when the webhook is fetched with its token.
+func (s *state) renderWebhook(w *webhook, withUser bool) map[string]any {
+	out := map[string]any{
 		"id": w.id, "type": 1, "name": w.name, "avatar": nil, "channel_id": w.channelID,
 		"guild_id": w.guildID, "application_id": nil, "token": w.token,
-		"user": s.renderUser(w.creatorID),
 	}
+	if withUser {
+		out["user"] = s.renderUser(w.creatorID)
+	}
+	return out
 }
 
 func renderCommand(c *command, appID string) map[string]any {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,9 @@ type RequestRecord struct {
 	Status    int       `json:"status"`
 	Scope     string    `json:"scope"`
 	LatencyMS float64   `json:"latency_ms"`
+	// AuditLogReason is the request's X-Audit-Log-Reason header, URL-decoded
+	// as Discord reads it and cut to the 512 characters it keeps.
+	AuditLogReason string `json:"audit_log_reason,omitempty"`
 }
 
 // Stats is the summary GET /_sim/stats reports. RateLimited counts 429s
@@ -53,19 +57,36 @@ func (s *Server) record(rq *request, resp response, start time.Time) {
 		s.stats.rateLimited[scope]++
 	}
 	rec := RequestRecord{
-		Time:      rq.now,
-		Method:    rq.route.method,
-		Route:     rq.route.template,
-		Path:      maskedPath(rq.route, rq.params),
-		Bucket:    resp.header.Get("X-RateLimit-Bucket"),
-		Status:    resp.status,
-		Scope:     scope,
-		LatencyMS: float64(s.clock.Since(start).Microseconds()) / 1000,
+		Time:           rq.now,
+		Method:         rq.route.method,
+		Route:          rq.route.template,
+		Path:           maskedPath(rq.route, rq.params),
+		Bucket:         resp.header.Get("X-RateLimit-Bucket"),
+		Status:         resp.status,
+		Scope:          scope,
+		LatencyMS:      float64(s.clock.Since(start).Microseconds()) / 1000,
+		AuditLogReason: auditLogReason(rq.r.Header.Get("X-Audit-Log-Reason")),
 	}
 	if len(s.requests) >= maxRecords {
 		s.requests = s.requests[1:]
 	}
 	s.requests = append(s.requests, rec)
+}
+
+// maxAuditLogReason is the longest reason Discord records.
+const maxAuditLogReason = 512
+
+// auditLogReason decodes an X-Audit-Log-Reason header, which Discord
+// expects URL-encoded; a header that does not decode is kept as sent.
+func auditLogReason(raw string) string {
+	reason, err := url.PathUnescape(raw)
+	if err != nil {
+		reason = raw
+	}
+	if r := []rune(reason); len(r) > maxAuditLogReason {
+		reason = string(r[:maxAuditLogReason])
+	}
+	return reason
 }
 
 func maskedPath(rt *route, p map[string]string) string {

@@ -38,11 +38,13 @@ type request struct {
 }
 
 // dispatch is a gateway event raised by a handler, sent after the lock is
-// released.
+// released. withoutContent, when set, is what sessions without the Message
+// Content intent receive instead of data.
 type dispatch struct {
-	guildID string
-	typ     string
-	data    any
+	guildID        string
+	typ            string
+	data           any
+	withoutContent any
 }
 
 func (rq *request) emit(guildID, typ string, data any) {
@@ -163,9 +165,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 	s.record(rq, resp, start)
 	s.mu.Unlock()
 
-	for _, ev := range rq.events {
-		s.gw.Dispatch(ev.guildID, ev.typ, ev.data)
-	}
+	s.dispatch(rq.events)
 	if resp.drop {
 		// The mutation is applied; the client never learns the outcome.
 		panic(http.ErrAbortHandler)

@@ -248,6 +248,9 @@ func modifyChannel(s *Server, rq *request) (any, *apiError) {
 	if c.isThread() {
 		return s.modifyThread(rq, c, body)
 	}
+	if c.typ == channelDM {
+		return nil, errDMChannel
+	}
 	g := s.st.guilds[c.guildID]
 	if err := s.checkChannel(g, c, &body, false); err != nil {
 		return nil, err
@@ -267,6 +270,10 @@ func deleteChannel(s *Server, rq *request) (any, *apiError) {
 	c, err := s.st.channel(rq.params["channel_id"])
 	if err != nil {
 		return nil, err
+	}
+	if c.typ == channelDM {
+		// Closing a DM keeps the channel: the same one opens again.
+		return s.st.renderChannel(c), nil
 	}
 	perm := permManageChannels
 	if c.isThread() {

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 )
 
 const permManageNicknames uint64 = 1 << 27
@@ -211,6 +214,43 @@ func listMembers(s *Server, rq *request) (any, *apiError) {
 	return out, nil
 }
 
+// searchMembers is Search Guild Members: the members whose username or
+// nickname starts with query (case-insensitive), limit 1–1000 (default 1).
+func searchMembers(s *Server, rq *request) (any, *apiError) {
+	g, err := s.st.guild(rq.params["guild_id"])
+	if err != nil {
+		return nil, err
+	}
+	q := rq.r.URL.Query()
+	if !q.Has("query") {
+		var f formErrors
+		f.required("query")
+		return nil, f.err()
+	}
+	limit, ferr := queryInt(q.Get("limit"), "limit", 1, 1, 1000)
+	if ferr != nil {
+		return nil, ferr
+	}
+	prefix := strings.ToLower(q.Get("query"))
+	var ids []string
+	for id, m := range g.members {
+		name := strings.ToLower(s.st.users[id].username)
+		nick := ""
+		if m.nick != nil {
+			nick = strings.ToLower(*m.nick)
+		}
+		if strings.HasPrefix(name, prefix) || nick != "" && strings.HasPrefix(nick, prefix) {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, compareSnowflakes)
+	out := []any{}
+	for _, id := range ids[:min(limit, len(ids))] {
+		out = append(out, s.st.renderMember(g.members[id]))
+	}
+	return out, nil
+}
+
 func compareSnowflakes(a, b string) int {
 	switch {
 	case snowflakeLess(a, b):
@@ -283,25 +323,79 @@ func removeMemberRole(s *Server, rq *request) (any, *apiError) {
 	return s.memberRoleChange(rq, false)
 }
 
+// maxTimeout is the longest a member can be timed out: 28 days.
+const maxTimeout = 28 * 24 * time.Hour
+
+// memberBody is the JSON of Modify Guild Member that the simulator models.
+type memberBody struct {
+	Nick                       *string         `json:"nick"`
+	Roles                      *[]string       `json:"roles"`
+	CommunicationDisabledUntil json.RawMessage `json:"communication_disabled_until"`
+}
+
+// timeout reads communication_disabled_until: set says whether the body
+// changes it, until is nil to lift a timeout.
+func (b *memberBody) timeout(f *formErrors, now time.Time) (until *time.Time, set bool) {
+	raw := b.CommunicationDisabledUntil
+	if len(raw) == 0 {
+		return nil, false
+	}
+	if string(raw) == "null" {
+		return nil, true
+	}
+	var str string
+	t, err := time.Time{}, json.Unmarshal(raw, &str)
+	if err == nil {
+		t, err = time.Parse(time.RFC3339Nano, str)
+	}
+	switch {
+	case err != nil:
+		f.add("communication_disabled_until", "DATE_TIME_TYPE_PARSE", "Could not interpret "+string(raw)+" as date time.")
+	case t.Sub(now) > maxTimeout:
+		f.add("communication_disabled_until", "COMMUNICATION_DISABLED_UNTIL_TOO_LARGE", "Timeouts can be at most 28 days.")
+	}
+	return &t, true
+}
+
+// modifyMember changes a member's nick (Manage Nicknames), roles (Manage
+// Roles, each below the bot's top role) and timeout (Moderate Members).
+// Nicks and timeouts also need the member below the bot in the hierarchy,
+// and nobody times out the owner or an administrator.
 func modifyMember(s *Server, rq *request) (any, *apiError) {
 	g, m, err := s.guildMember(rq)
 	if err != nil {
 		return nil, err
 	}
-	var body struct {
-		Nick  *string   `json:"nick"`
-		Roles *[]string `json:"roles"`
-	}
+	var body memberBody
 	if err := rq.decode(&body); err != nil {
 		return nil, err
 	}
+	var f formErrors
 	if body.Nick != nil {
-		var f formErrors
 		f.maxLen("nick", len([]rune(*body.Nick)), 32)
-		if err := f.err(); err != nil {
+	}
+	until, timeout := body.timeout(&f, rq.now)
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	if body.Nick != nil {
+		if err := s.st.requireGuild(g, permManageNicknames); err != nil {
 			return nil, err
 		}
-		if err := s.st.requireGuild(g, permManageNicknames); err != nil {
+		if m.userID != s.st.botID {
+			if err := s.requireMemberBelowBot(g, m); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if timeout {
+		if err := s.st.requireGuild(g, permModerateMembers); err != nil {
+			return nil, err
+		}
+		if basePermissions(g, m)&permAdministrator != 0 {
+			return nil, errMissingPermissions
+		}
+		if err := s.requireMemberBelowBot(g, m); err != nil {
 			return nil, err
 		}
 	}
@@ -339,8 +433,24 @@ func modifyMember(s *Server, rq *request) (any, *apiError) {
 	if body.Roles != nil {
 		m.roles = roles
 	}
+	if timeout {
+		m.timeoutExpiry = until
+	}
 	rq.emit(g.id, "GUILD_MEMBER_UPDATE", s.st.memberUpdate(g, m))
 	return s.st.renderMember(m), nil
+}
+
+// requireMemberBelowBot enforces the hierarchy on acting on a member: the
+// owner is out of reach, and the member's top role must sit below the bot's.
+func (s *Server) requireMemberBelowBot(g *guild, m *member) *apiError {
+	bot := s.st.botMember(g)
+	if bot.userID == g.ownerID {
+		return nil
+	}
+	if m.userID == g.ownerID || !roleAbove(highestRole(g, bot), highestRole(g, m)) {
+		return errMissingPermissions
+	}
+	return nil
 }
 
 func kickMember(s *Server, rq *request) (any, *apiError) {
@@ -351,8 +461,11 @@ func kickMember(s *Server, rq *request) (any, *apiError) {
 	if err := s.st.requireGuild(g, permKickMembers); err != nil {
 		return nil, err
 	}
-	if m.userID == g.ownerID || m.userID == s.st.botID || !roleAbove(highestRole(g, s.st.botMember(g)), highestRole(g, m)) {
+	if m.userID == s.st.botID {
 		return nil, errMissingPermissions
+	}
+	if err := s.requireMemberBelowBot(g, m); err != nil {
+		return nil, err
 	}
 	s.st.removeMember(g, m)
 	rq.emit(g.id, "GUILD_MEMBER_REMOVE", map[string]any{"guild_id": g.id, "user": s.st.renderUser(m.userID)})

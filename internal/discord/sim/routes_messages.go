@@ -103,6 +103,12 @@ func (s *Server) writableChannel(c *channel, files int) *apiError {
 	if c.typ == channelCategory || c.typ == channelForum {
 		return errNonTextChannel
 	}
+	if c.typ == channelDM {
+		if u, ok := s.st.users[c.recipientID]; !ok || u.dmsClosed || u.bot {
+			return errCannotDMUser
+		}
+		return nil
+	}
 	perm := permSendMessages
 	if c.isThread() {
 		perm = permSendMessagesInThreads
@@ -124,11 +130,8 @@ func (s *Server) postMessage(rq *request, c *channel, m *message) map[string]any
 		c.archived = false
 	}
 	s.st.addMessage(c, m)
-	rendered := s.st.renderMessage(m)
-	ev := s.st.renderMessage(m)
-	ev["guild_id"] = c.guildID
-	rq.emit(c.guildID, "MESSAGE_CREATE", ev)
-	return rendered
+	s.emitMessage(rq, "MESSAGE_CREATE", m)
+	return s.st.renderMessage(m)
 }
 
 func createMessage(s *Server, rq *request) (any, *apiError) {
@@ -204,9 +207,7 @@ func editMessage(s *Server, rq *request) (any, *apiError) {
 
 func (s *Server) emitUpdate(rq *request, m *message) map[string]any {
 	if m.flags&flagEphemeral == 0 {
-		ev := s.st.renderMessage(m)
-		ev["guild_id"] = m.guildID
-		rq.emit(m.guildID, "MESSAGE_UPDATE", ev)
+		s.emitMessage(rq, "MESSAGE_UPDATE", m)
 	}
 	return s.st.renderMessage(m)
 }
@@ -230,17 +231,23 @@ func (s *Server) deleteMessageEmit(rq *request, m *message) {
 	if m.flags&flagEphemeral != 0 {
 		return
 	}
-	rq.emit(m.guildID, "MESSAGE_DELETE", map[string]any{"id": m.id, "channel_id": m.channelID, "guild_id": m.guildID})
+	rq.emit(m.guildID, "MESSAGE_DELETE", withGuild(map[string]any{"id": m.id, "channel_id": m.channelID}, m.guildID))
+}
+
+// withGuild adds guild_id to an event payload, unless the event is in a DM.
+func withGuild(ev map[string]any, guildID string) map[string]any {
+	if guildID != "" {
+		ev["guild_id"] = guildID
+	}
+	return ev
 }
 
 // listMessages pages through a channel newest first, with before, after
 // or around (only the first present counts) and limit 1–100, default 50.
+// Without Read Message History the page is empty, as Discord documents.
 func listMessages(s *Server, rq *request) (any, *apiError) {
-	c, err := s.st.channel(rq.params["channel_id"])
+	c, err := s.visibleChannel(rq)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.st.requireChannel(c, permViewChannel|permReadMessageHistory); err != nil {
 		return nil, err
 	}
 	q := rq.r.URL.Query()
@@ -249,6 +256,9 @@ func listMessages(s *Server, rq *request) (any, *apiError) {
 		return nil, err
 	}
 	page := pageMessages(c.messages, q.Get("before"), q.Get("after"), q.Get("around"), limit)
+	if s.st.requireChannel(c, permReadMessageHistory) != nil {
+		page = nil
+	}
 	out := make([]any, 0, len(page))
 	for i := len(page) - 1; i >= 0; i-- {
 		out = append(out, s.st.renderMessage(page[i]))

@@ -5,23 +5,39 @@ import (
 	"time"
 )
 
+// threadBody is the JSON of both thread creates.
+type threadBody struct {
+	Name                *string `json:"name"`
+	Type                *int    `json:"type"`
+	AutoArchiveDuration *int    `json:"auto_archive_duration"`
+	Invitable           *bool   `json:"invitable"`
+	RateLimitPerUser    *int    `json:"rate_limit_per_user"`
+}
+
+// validate checks name and archive duration, returning the duration.
+func (b *threadBody) validate(f *formErrors) int {
+	f.requiredLen("name", b.Name, 1, 100)
+	archive := 4320
+	if b.AutoArchiveDuration != nil {
+		archive = *b.AutoArchiveDuration
+		checkAutoArchive(f, archive)
+	}
+	return archive
+}
+
+// createThread starts a thread without a message: private (type 12, the
+// default, with invitable) or public (type 11).
 func createThread(s *Server, rq *request) (any, *apiError) {
 	parent, err := s.st.channel(rq.params["channel_id"])
 	if err != nil {
 		return nil, err
 	}
-	var body struct {
-		Name                *string `json:"name"`
-		Type                *int    `json:"type"`
-		AutoArchiveDuration *int    `json:"auto_archive_duration"`
-		Invitable           *bool   `json:"invitable"`
-		RateLimitPerUser    *int    `json:"rate_limit_per_user"`
-	}
+	var body threadBody
 	if err := rq.decode(&body); err != nil {
 		return nil, err
 	}
 	var f formErrors
-	f.requiredLen("name", body.Name, 1, 100)
+	archive := body.validate(&f)
 	typ := channelPrivateThread
 	if body.Type != nil {
 		typ = *body.Type
@@ -29,26 +45,69 @@ func createThread(s *Server, rq *request) (any, *apiError) {
 			f.add("type", "BASE_TYPE_CHOICES", "Value must be one of {11, 12}.")
 		}
 	}
-	archive := 4320
-	if body.AutoArchiveDuration != nil {
-		archive = *body.AutoArchiveDuration
-		checkAutoArchive(&f, archive)
-	}
 	if err := f.err(); err != nil {
 		return nil, err
 	}
+	return s.startThread(rq, parent, &body, typ, archive, s.st.ids.next(rq.now))
+}
+
+var errThreadExists = &apiError{status: http.StatusBadRequest, code: 160004, message: "A thread has already been created for this message"}
+
+// createThreadFromMessage starts a public thread on a message. The thread
+// takes the message's id, and the message gets the HAS_THREAD flag.
+func createThreadFromMessage(s *Server, rq *request) (any, *apiError) {
+	parent, err := s.st.channel(rq.params["channel_id"])
+	if err != nil {
+		return nil, err
+	}
+	var body threadBody
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	var f formErrors
+	archive := body.validate(&f)
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	if err := s.st.requireChannel(parent, permViewChannel|permReadMessageHistory); err != nil {
+		return nil, err
+	}
+	m, err := s.st.message(parent, rq.params["message_id"])
+	if err != nil {
+		return nil, err
+	}
+	if _, exists := s.st.channels[m.id]; exists {
+		return nil, errThreadExists
+	}
+	typ := channelPublicThread
+	if parent.typ == channelAnnouncement {
+		typ = 10 // announcement thread
+	}
+	body.Invitable = nil
+	out, err := s.startThread(rq, parent, &body, typ, archive, m.id)
+	if err == nil {
+		m.flags |= flagHasThread
+		s.emitMessage(rq, "MESSAGE_UPDATE", m)
+	}
+	return out, err
+}
+
+// startThread checks the parent and the bot's permission to create a
+// thread of typ there, then creates it with the bot as owner and member
+// and raises THREAD_CREATE.
+func (s *Server) startThread(rq *request, parent *channel, body *threadBody, typ, archive int, id string) (any, *apiError) {
 	if parent.typ != channelText && parent.typ != channelAnnouncement {
 		return nil, errNotThread
 	}
 	perm := permCreatePrivateThreads
-	if typ == channelPublicThread {
+	if typ != channelPrivateThread {
 		perm = permCreatePublicThreads
 	}
 	if err := s.st.requireChannel(parent, perm); err != nil {
 		return nil, err
 	}
 	t := &channel{
-		id: s.st.ids.next(rq.now), guildID: parent.guildID, name: *body.Name, typ: typ,
+		id: id, guildID: parent.guildID, name: *body.Name, typ: typ,
 		parentID: parent.id, ownerID: s.st.botID, autoArchive: archive, createdAt: rq.now,
 		archivedAt: rq.now, invitable: true,
 		threadMembers: map[string]time.Time{s.st.botID: rq.now},
@@ -122,6 +181,10 @@ func addThreadMember(s *Server, rq *request) (any, *apiError) {
 	}
 	if _, ok := s.st.guilds[t.guildID].members[userID]; !ok {
 		return nil, errUnknown(codeUnknownMember)
+	}
+	// Only moderators add others to a private thread that is not invitable.
+	if t.typ == channelPrivateThread && !t.invitable && userID != s.st.botID && !s.botCan(t, permManageThreads) {
+		return nil, errMissingPermissions
 	}
 	if _, in := t.threadMembers[userID]; !in {
 		t.threadMembers[userID] = rq.now

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
 )
@@ -41,7 +42,7 @@ func createWebhook(s *Server, rq *request) (any, *apiError) {
 	}
 	w := &webhook{id: s.st.ids.next(rq.now), token: newToken(), name: *body.Name, channelID: c.id, guildID: c.guildID, creatorID: s.st.botID}
 	s.st.webhooks[w.id] = w
-	return s.st.renderWebhook(w), nil
+	return s.st.renderWebhook(w, true), nil
 }
 
 func listWebhooks(s *Server, rq *request) (any, *apiError) {
@@ -55,7 +56,7 @@ func listWebhooks(s *Server, rq *request) (any, *apiError) {
 	out := []any{}
 	for _, w := range s.st.webhooks {
 		if w.channelID == c.id {
-			out = append(out, s.st.renderWebhook(w))
+			out = append(out, s.st.renderWebhook(w, true))
 		}
 	}
 	return out, nil
@@ -83,6 +84,46 @@ func (s *Server) lookupWebhook(rq *request) (*webhook, *apiError) {
 	return w, nil
 }
 
+// getWebhook is GET /webhooks/{webhook_id}: the webhook with its creator,
+// for a bot with Manage Webhooks in its channel.
+func getWebhook(s *Server, rq *request) (any, *apiError) {
+	w, ok := s.st.webhooks[rq.params["webhook_id"]]
+	if !ok {
+		return nil, errUnknown(codeUnknownWebhook)
+	}
+	if err := s.st.requireChannel(s.st.channels[w.channelID], permManageWebhooks); err != nil {
+		return nil, err
+	}
+	return s.st.renderWebhook(w, true), nil
+}
+
+// getWebhookWithToken is GET /webhooks/{webhook_id}/{webhook_token}: no
+// authentication, and no user in the answer.
+func getWebhookWithToken(s *Server, rq *request) (any, *apiError) {
+	w, err := s.lookupWebhook(rq)
+	if err != nil {
+		return nil, err
+	}
+	return s.st.renderWebhook(w, false), nil
+}
+
+// webhookTarget is the channel a webhook request addresses: the webhook's
+// own, or the thread of it that thread_id names (10003 for any other).
+func (s *Server) webhookTarget(rq *request, w *webhook) (*channel, *apiError) {
+	tid := rq.r.URL.Query().Get("thread_id")
+	if tid == "" {
+		return s.st.channels[w.channelID], nil
+	}
+	t, ok := s.st.channels[tid]
+	if !ok || !t.isThread() || t.parentID != w.channelID {
+		return nil, errUnknown(codeUnknownChannel)
+	}
+	return t, nil
+}
+
+// executeWebhook posts as the webhook, under the username and avatar_url
+// the body overrides, into its channel or one of its threads (which
+// unarchives). wait=true answers the message, otherwise 204.
 func executeWebhook(s *Server, rq *request) (any, *apiError) {
 	if rq.params["webhook_id"] == s.st.botID {
 		return s.followUp(rq)
@@ -95,16 +136,27 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	c := s.st.channels[w.channelID]
-	if tid := rq.r.URL.Query().Get("thread_id"); tid != "" {
-		t, ok := s.st.channels[tid]
-		if !ok || !t.isThread() || t.parentID != w.channelID {
-			return nil, errUnknown(codeUnknownChannel)
+	if body.Username != nil {
+		var f formErrors
+		f.between("username", len([]rune(*body.Username)), 1, 80)
+		if err := f.err(); err != nil {
+			return nil, err
 		}
-		c = t
+	}
+	c, err := s.webhookTarget(rq, w)
+	if err != nil {
+		return nil, err
 	}
 	m := s.buildMessage(rq, c, body, w.id)
 	m.webhookID = w.id
+	if body.Username != nil {
+		m.username = *body.Username
+	}
+	if body.AvatarURL != "" {
+		// Discord fetches the image and keeps it as an avatar hash.
+		sum := md5.Sum([]byte(body.AvatarURL))
+		m.avatar = hex.EncodeToString(sum[:])
+	}
 	rendered := s.postMessage(rq, c, m)
 	if rq.r.URL.Query().Get("wait") != "true" {
 		return nil, nil
@@ -113,7 +165,8 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 }
 
 // webhookMessage finds a message sent by the webhook (or, for the
-// application id, by the interaction) that the path names.
+// application id, by the interaction) that the path names; a message in a
+// thread is found only with that thread's thread_id.
 func (s *Server) webhookMessage(rq *request) (*message, *apiError) {
 	if rq.params["webhook_id"] == s.st.botID {
 		return s.interactionMessage(rq)
@@ -122,8 +175,12 @@ func (s *Server) webhookMessage(rq *request) (*message, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	c, err := s.webhookTarget(rq, w)
+	if err != nil {
+		return nil, err
+	}
 	m, ok := s.st.messages[rq.params["message_id"]]
-	if !ok || m.webhookID != w.id {
+	if !ok || m.webhookID != w.id || m.channelID != c.id {
 		return nil, errUnknown(codeUnknownMessage)
 	}
 	return m, nil

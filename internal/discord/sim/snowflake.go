@@ -32,3 +32,13 @@ func snowflakeLess(a, b string) bool {
 	}
 	return a < b
 }
+
+// snowflakeTime is the creation time encoded in a snowflake; ok is false
+// when id is not one.
+func snowflakeTime(id string) (t time.Time, ok bool) {
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(n>>22) + discordEpoch), true
+}

@@ -8,6 +8,7 @@ import (
 // Channel types the simulator models (Discord's channel type enum).
 const (
 	channelText          = 0
+	channelDM            = 1
 	channelVoice         = 2
 	channelCategory      = 4
 	channelAnnouncement  = 5
@@ -22,12 +23,17 @@ const (
 	maxCategoryChildren = 50
 	maxChannelWebhooks  = 15
 	maxGuildRoles       = 250
+	maxChannelPins      = 250
+	maxReactionEmojis   = 20
 )
 
 type user struct {
 	id       string
 	username string
 	bot      bool
+	// dmsClosed refuses direct messages, as a member who turned off DMs
+	// from server members does: sending one answers 50007.
+	dmsClosed bool
 }
 
 type role struct {
@@ -42,10 +48,11 @@ type role struct {
 }
 
 type member struct {
-	userID   string
-	roles    []string
-	nick     *string
-	joinedAt time.Time
+	userID        string
+	roles         []string
+	nick          *string
+	joinedAt      time.Time
+	timeoutExpiry *time.Time // communication_disabled_until
 }
 
 type overwrite struct {
@@ -68,6 +75,8 @@ type channel struct {
 	overwrites       []overwrite
 	messages         []*message // ascending by id
 	lastMessageID    string
+	lastPinAt        time.Time
+	recipientID      string // the other user of a DM channel
 
 	// Thread fields.
 	ownerID       string
@@ -95,6 +104,7 @@ type attachment struct {
 
 type message struct {
 	id            string
+	typ           int // 0 default; 6 the system message of a pin
 	channelID     string
 	guildID       string
 	authorID      string
@@ -110,6 +120,24 @@ type message struct {
 	timestamp     time.Time
 	editedAt      *time.Time
 	interaction   string // interaction id for responses and follow-ups
+	pinnedAt      time.Time
+	reactions     []*reaction
+	reference     string // the message a system message refers to
+	// username and avatar override a webhook's own for one message.
+	username string
+	avatar   string
+}
+
+// reaction is one emoji on a message and who reacted with it, in order.
+type reaction struct {
+	emoji emoji
+	users []string
+}
+
+// emoji is a unicode emoji (id empty) or a custom one.
+type emoji struct {
+	id   string
+	name string
 }
 
 type webhook struct {
@@ -139,6 +167,7 @@ type guild struct {
 	members  map[string]*member
 	channels []string // creation order
 	commands []*command
+	emojis   map[string]string // custom emoji id → name
 }
 
 func (g *guild) everyone() *role { return g.roles[g.id] }
@@ -186,6 +215,7 @@ type nonceEntry struct {
 type state struct {
 	ids          snowflakes
 	botID        string
+	ownerID      string // the developer account that owns the application
 	users        map[string]*user
 	guilds       map[string]*guild
 	guildOrder   []string
@@ -195,6 +225,7 @@ type state struct {
 	interactions map[string]*interaction
 	globalCmds   []*command
 	nonces       map[nonceKey]nonceEntry
+	dms          map[string]string // user id → DM channel id
 }
 
 func newState(now time.Time, botName string) *state {
@@ -206,9 +237,12 @@ func newState(now time.Time, botName string) *state {
 		webhooks:     map[string]*webhook{},
 		interactions: map[string]*interaction{},
 		nonces:       map[nonceKey]nonceEntry{},
+		dms:          map[string]string{},
 	}
 	s.botID = s.ids.next(now)
 	s.users[s.botID] = &user{id: s.botID, username: botName, bot: true}
+	s.ownerID = s.ids.next(now)
+	s.users[s.ownerID] = &user{id: s.ownerID, username: botName + "-developer"}
 	return s
 }
 

@@ -16,7 +16,8 @@ type messageBody struct {
 	TTS          bool             `json:"tts"`
 	Nonce        json.RawMessage  `json:"nonce"`
 	EnforceNonce bool             `json:"enforce_nonce"`
-	Username     string           `json:"username"`
+	Username     *string          `json:"username"`
+	AvatarURL    string           `json:"avatar_url"`
 	StickerIDs   []string         `json:"sticker_ids"`
 }
 
@@ -30,6 +31,7 @@ type attachmentRef struct {
 const (
 	flagEphemeral       = 1 << 6
 	flagSuppressEmbeds  = 1 << 2
+	flagHasThread       = 1 << 5
 	flagComponentsV2    = 1 << 15
 	flagSuppressNotifs  = 1 << 12
 	allowedCreateFlags  = flagEphemeral | flagSuppressEmbeds | flagSuppressNotifs | flagComponentsV2

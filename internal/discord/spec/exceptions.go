@@ -38,11 +38,6 @@ func responseForSpec(status int, body []byte) ([]byte, bool) {
 		// integers; Discord sends strings (BASE_TYPE_REQUIRED,
 		// CHANNEL_PARENT_MAX_CHANNELS). CheckErrorBody checks that object.
 		return withoutErrors(body), true
-	case status == 429:
-		// Discord documents code in rate-limit bodies as sent "for some
-		// limits", while the spec's Error requires it; judge the rest of the
-		// body as if it carried code 0.
-		return withCode(body), true
 	}
 	return body, true
 }
@@ -58,20 +53,6 @@ func withoutErrors(body []byte) []byte {
 		return body
 	}
 	delete(obj, "errors")
-	return marshalOr(obj, body)
-}
-
-// withCode adds "code": 0 to a JSON object body that has no code; any other
-// body is returned as it is, for the spec to reject.
-func withCode(body []byte) []byte {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return body
-	}
-	if _, ok := obj["code"]; ok {
-		return body
-	}
-	obj["code"] = json.RawMessage("0")
 	return marshalOr(obj, body)
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Rate-limit headers Discord sends. The spec declares the five bucket
@@ -23,6 +24,11 @@ const (
 	HeaderRetryAfter = "Retry-After"
 )
 
+// edgeBlockMessage starts the message of the header-less 429 that Discord's
+// edge sends a client it blocked for too many invalid requests; every other
+// 429 body also has code 0, so the message tells them apart.
+const edgeBlockMessage = "You are being blocked from accessing our API temporarily"
+
 var bucketHeaders = []string{HeaderLimit, HeaderRemaining, HeaderReset, HeaderResetAfter, HeaderBucket}
 
 // undeclaredHeaders are the rate-limit headers Discord sends that the spec
@@ -34,10 +40,13 @@ var undeclaredHeaders = []string{HeaderScope, HeaderGlobal, HeaderRetryAfter}
 // headers, well formed, or none. A 429 is one of three kinds:
 //   - per-route (scope user or shared): bucket headers, Retry-After and scope;
 //   - global: X-RateLimit-Global: true, scope global, and no bucket headers;
-//   - blocked at Discord's edge: no rate-limit headers at all, body code 0.
+//   - blocked at Discord's edge: no rate-limit headers at all, and a body
+//     whose message says the client is blocked.
 //
-// Every 429 body has message, retry_after (seconds, float) and global, and
-// Retry-After is retry_after rounded up to whole seconds.
+// Every 429 body has code (the spec's RatelimitedResponse is an Error; 0
+// unless a limit has its own JSON code), message, retry_after (seconds,
+// float) and global, and Retry-After is retry_after rounded up to whole
+// seconds.
 func CheckRateLimitHeaders(status int, h http.Header, body []byte) error {
 	var errs []error
 	present := 0
@@ -63,7 +72,7 @@ func CheckRateLimitHeaders(status int, h http.Header, body []byte) error {
 		return errors.Join(append(errs, err)...)
 	}
 	scope := h.Get(HeaderScope)
-	if rl.Code != nil && *rl.Code == 0 && scope == "" {
+	if scope == "" && strings.HasPrefix(rl.Message, edgeBlockMessage) {
 		// Blocked at the edge (Cloudflare): Discord's rate limiter never saw it.
 		for _, name := range append(bucketHeaders, undeclaredHeaders...) {
 			if h.Get(name) != "" {
@@ -170,7 +179,7 @@ func checkRetryAfter(raw string, retryAfter float64) []error {
 }
 
 type rateLimitBody struct {
-	Code       *int
+	Code       int
 	Message    string
 	RetryAfter float64
 	Global     bool
@@ -202,9 +211,6 @@ func parseRateLimitBody(body []byte) (rateLimitBody, error) {
 	if rl.RetryAfter < 0 {
 		errs = append(errs, fmt.Errorf("429 body retry_after is %g, want at least 0", rl.RetryAfter))
 	}
-	if _, ok := raw["code"]; ok {
-		rl.Code = new(int)
-		field("code", rl.Code, "an integer")
-	}
+	field("code", &rl.Code, "an integer")
 	return rl, errors.Join(errs...)
 }

@@ -10,7 +10,7 @@ func TestCheckRateLimitHeaders(t *testing.T) {
 	t.Parallel()
 	json := http.Header{"Content-Type": {"application/json"}}
 	global := with(json, "Retry-After", "1", "X-RateLimit-Scope", "global", "X-RateLimit-Global", "true")
-	const globalBody = `{"message":"You are being rate limited.","retry_after":0.42,"global":true}`
+	const globalBody = `{"code":0,"message":"You are being rate limited.","retry_after":0.42,"global":true}`
 	const edgeBody = `{"code":0,"message":"You are being blocked from accessing our API temporarily.","retry_after":600,"global":true}`
 	tests := []struct {
 		name    string
@@ -26,9 +26,10 @@ func TestCheckRateLimitHeaders(t *testing.T) {
 		{name: "user 429", status: 429, header: with(bucket("0"), "Retry-After", "2", "X-RateLimit-Scope", "user"), body: rateLimited},
 		{name: "user 429 with a code", status: 429, header: with(bucket("0"), "Retry-After", "2", "X-RateLimit-Scope", "user"),
 			body: `{"message":"You are being rate limited.","retry_after":1.337,"global":false,"code":20016}`},
-		{name: "shared 429", status: 429, header: with(bucket("2"), "Retry-After", "2", "X-RateLimit-Scope", "shared"), body: rateLimited},
+		{name: "shared 429", status: 429, header: with(bucket("2"), "Retry-After", "2", "X-RateLimit-Scope", "shared"),
+			body: `{"code":0,"message":"The resource is being rate limited.","retry_after":1.337,"global":false}`},
 		{name: "whole retry_after", status: 429, header: with(bucket("0"), "Retry-After", "3", "X-RateLimit-Scope", "user"),
-			body: `{"message":"You are being rate limited.","retry_after":3,"global":false}`},
+			body: `{"code":0,"message":"You are being rate limited.","retry_after":3,"global":false}`},
 		{name: "global 429", status: 429, header: global, body: globalBody},
 		{name: "edge block", status: 429, header: json, body: edgeBody},
 
@@ -52,10 +53,12 @@ func TestCheckRateLimitHeaders(t *testing.T) {
 		{name: "global 429 without global header", status: 429, header: without(global, "X-RateLimit-Global"), body: globalBody, wantErr: "X-RateLimit-Global"},
 		{name: "global 429 with user scope", status: 429, header: with(global, "X-RateLimit-Scope", "user"), body: globalBody, wantErr: `want "global"`},
 		{name: "retry_after as a string", status: 429, header: with(bucket("0"), "Retry-After", "2", "X-RateLimit-Scope", "user"),
-			body: `{"message":"You are being rate limited.","retry_after":"1.337","global":false}`, wantErr: "retry_after"},
+			body: `{"code":0,"message":"You are being rate limited.","retry_after":"1.337","global":false}`, wantErr: "retry_after"},
 		{name: "global as a string", status: 429, header: global,
-			body: `{"message":"You are being rate limited.","retry_after":0.42,"global":"true"}`, wantErr: `"global"`},
-		{name: "429 without message", status: 429, header: global, body: `{"retry_after":0.42,"global":true}`, wantErr: `"message"`},
+			body: `{"code":0,"message":"You are being rate limited.","retry_after":0.42,"global":"true"}`, wantErr: `"global"`},
+		{name: "429 without message", status: 429, header: global, body: `{"code":0,"retry_after":0.42,"global":true}`, wantErr: `"message"`},
+		{name: "429 without code", status: 429, header: with(bucket("0"), "Retry-After", "2", "X-RateLimit-Scope", "user"),
+			body: `{"message":"You are being rate limited.","retry_after":1.337,"global":false}`, wantErr: `"code"`},
 		{name: "429 body not JSON", status: 429, header: global, body: `rate limited`, wantErr: "not a JSON object"},
 		{name: "edge block with a bucket", status: 429, header: bucket("0"), body: edgeBody, wantErr: "edge-blocked 429 carries X-RateLimit-Limit"},
 		{name: "edge block with Retry-After", status: 429, header: with(json, "Retry-After", "600"), body: edgeBody, wantErr: "edge-blocked 429 carries Retry-After"},

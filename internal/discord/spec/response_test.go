@@ -20,7 +20,7 @@ const (
 	command = `{"id":"1900000000000000001","application_id":"1600000000000000001","version":"1900000000000000002",` +
 		`"default_member_permissions":null,"type":1,"name":"ticket","description":"Open a support ticket",` +
 		`"name_localizations":{"de":"ticket"},"description_localizations":{"de":"Ticket öffnen"},"dm_permission":true,"nsfw":false}`
-	rateLimited = `{"message":"You are being rate limited.","retry_after":1.337,"global":false}`
+	rateLimited = `{"code":0,"message":"You are being rate limited.","retry_after":1.337,"global":false}`
 )
 
 // bucket returns the five bucket headers Discord sends on a response.
@@ -89,7 +89,7 @@ func TestValidateResponse(t *testing.T) {
 			status: 429, header: with(bucket("3"), "Retry-After", "2", "X-RateLimit-Scope", "shared"), body: rateLimited},
 		{name: "429 global", method: "POST", path: "/api/v9/channels/1100000000000000001/messages",
 			status: 429, header: with(json, "Retry-After", "1", "X-RateLimit-Scope", "global", "X-RateLimit-Global", "true"),
-			body: `{"message":"You are being rate limited.","retry_after":0.42,"global":true}`},
+			body: `{"code":0,"message":"You are being rate limited.","retry_after":0.42,"global":true}`},
 		{name: "429 edge block", method: "POST", path: "/api/v9/channels/1100000000000000001/messages",
 			status: 429, header: json,
 			body: `{"code":0,"message":"You are being blocked from accessing our API temporarily due to exceeding our rate limits frequently.","retry_after":600,"global":true}`},
@@ -125,7 +125,10 @@ func TestValidateResponse(t *testing.T) {
 			wantErr: "Retry-After"},
 		{name: "429 without retry_after", method: "POST", path: "/api/v9/channels/1100000000000000001/messages",
 			status: 429, header: with(bucket("0"), "Retry-After", "2", "X-RateLimit-Scope", "user"),
-			body: `{"message":"You are being rate limited.","global":false}`, wantErr: "retry_after"},
+			body: `{"code":0,"message":"You are being rate limited.","global":false}`, wantErr: "retry_after"},
+		{name: "429 without code", method: "POST", path: "/api/v9/channels/1100000000000000001/messages",
+			status: 429, header: with(bucket("0"), "Retry-After", "2", "X-RateLimit-Scope", "user"),
+			body: `{"message":"You are being rate limited.","retry_after":1.337,"global":false}`, wantErr: "code"},
 		{name: "error without code", method: "GET", path: "/api/v10/channels/1100000000000000404",
 			status: 404, header: bucket("4"), body: `{"message":"Unknown Channel"}`, wantErr: "code"},
 	}

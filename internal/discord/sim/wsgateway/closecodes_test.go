@@ -84,7 +84,7 @@ func TestProtocolErrorsClose(t *testing.T) {
 		{name: "privileged intent not enabled", cfg: Config{DisallowedIntents: intentGuildMembers | intentGuildPresences},
 			action: identifyWith(func(d map[string]any) { d["intents"] = intentGuilds | intentGuildMembers }), code: CloseDisallowedIntents},
 		{name: "etf encoding", query: "?v=10&encoding=etf", code: websocket.CloseUnsupportedData},
-		{name: "zlib-stream transport compression", query: "?v=10&encoding=json&compress=zlib-stream", code: websocket.CloseUnsupportedData},
+		{name: "unknown transport compression", query: "?v=10&encoding=json&compress=deflate", code: websocket.CloseUnsupportedData},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

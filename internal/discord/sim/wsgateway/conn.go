@@ -27,6 +27,7 @@ type conn struct {
 	ws        *websocket.Conn
 	version   int
 	resumeURL string
+	zlib      *zlibStream // nil without transport compression; writer only
 
 	// Guarded by g.mu.
 	session *session
@@ -49,7 +50,8 @@ type conn struct {
 }
 
 // ServeHTTP is the gateway websocket endpoint. It accepts v=9 or v=10 with
-// encoding=json (the default) and no transport compression.
+// encoding=json (the default), without transport compression or with
+// compress=zlib-stream.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	closed := g.closed
@@ -68,7 +70,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.log.Debug("gateway upgrade failed", "err", err)
 		return
 	}
+	q := r.URL.Query()
 	c := &conn{g: g, ws: ws, resumeURL: resumeURL(r), wake: make(chan struct{}, 1)}
+	if q.Get("compress") == "zlib-stream" {
+		c.zlib = newZlibStream()
+	}
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -76,13 +82,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	defer func() { <-writerDone }()
 
-	q := r.URL.Query()
 	switch {
 	case q.Get("encoding") != "" && q.Get("encoding") != "json":
 		c.close(websocket.CloseUnsupportedData, "the simulator supports encoding=json only")
 		return
-	case q.Get("compress") != "":
-		c.close(websocket.CloseUnsupportedData, "the simulator supports no transport compression (compress=)")
+	case q.Get("compress") != "" && c.zlib == nil:
+		c.close(websocket.CloseUnsupportedData, "the simulator supports compress=zlib-stream only")
 		return
 	}
 	switch q.Get("v") {
@@ -206,7 +211,7 @@ func (c *conn) writeLoop() {
 		c.out = nil
 		c.outMu.Unlock()
 		for _, f := range batch {
-			if err := c.ws.WriteMessage(websocket.TextMessage, f); err != nil {
+			if err := c.write(f); err != nil {
 				return
 			}
 		}
@@ -218,4 +223,17 @@ func (c *conn) writeLoop() {
 			return
 		}
 	}
+}
+
+// write sends one payload: a text frame, or a binary frame of the
+// connection's zlib stream.
+func (c *conn) write(f []byte) error {
+	if c.zlib == nil {
+		return c.ws.WriteMessage(websocket.TextMessage, f)
+	}
+	b, err := c.zlib.compress(f)
+	if err != nil {
+		return err
+	}
+	return c.ws.WriteMessage(websocket.BinaryMessage, b)
 }

@@ -154,3 +154,29 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 		}
 	}
 }
+
+func TestDispatchMessageBlanksContentWithoutIntent(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	base := serve(t, g)
+	with := connect(t, base)
+	with.op(opIdentify, identifyPayload(testToken, intentGuildMessages|intentMessageContent))
+	with.readDispatch("READY", 1)
+	without := connect(t, base)
+	without.op(opIdentify, identifyPayload(testToken, intentGuildMessages))
+	without.readDispatch("READY", 1)
+
+	g.DispatchMessage(guildOne, "MESSAGE_CREATE", map[string]string{"content": "secret"}, map[string]string{"content": ""})
+	g.DispatchMessage(guildOne, "MESSAGE_CREATE", map[string]string{"content": "<@100> hi"}, nil)
+	for _, tc := range []struct {
+		c     *client
+		first string
+	}{{with, `{"content":"secret"}`}, {without, `{"content":""}`}} {
+		if p := tc.c.readDispatch("MESSAGE_CREATE", 2); string(p.D) != tc.first {
+			t.Errorf("got %s, want %s", p.D, tc.first)
+		}
+		if p := tc.c.readDispatch("MESSAGE_CREATE", 3); string(p.D) != `{"content":"\u003c@100\u003e hi"}` {
+			t.Errorf("unblanked message: got %s", p.D)
+		}
+	}
+}

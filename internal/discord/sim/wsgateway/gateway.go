@@ -118,10 +118,26 @@ func New(cfg Config) *Gateway {
 // guildID is "", and only to sessions whose intents cover eventType. Sessions
 // that are disconnected but resumable buffer it for their RESUME.
 func (g *Gateway) Dispatch(guildID, eventType string, data any) {
+	g.DispatchMessage(guildID, eventType, data, nil)
+}
+
+// DispatchMessage is Dispatch for an event that carries message content
+// (MESSAGE_CREATE, MESSAGE_UPDATE): sessions that identified without the
+// Message Content privileged intent receive withoutContent instead of data.
+// A nil withoutContent sends data to every session, for the messages
+// Discord never blanks (DMs, the bot's own, those that mention it).
+func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutContent any) {
 	payload, err := json.Marshal(data)
 	if err != nil {
 		g.log.Error("gateway dispatch not encodable", "event", eventType, "err", err)
 		return
+	}
+	blanked := payload
+	if withoutContent != nil {
+		if blanked, err = json.Marshal(withoutContent); err != nil {
+			g.log.Error("gateway dispatch not encodable", "event", eventType, "err", err)
+			return
+		}
 	}
 	var guild uint64
 	if guildID != "" {
@@ -140,7 +156,11 @@ func (g *Gateway) Dispatch(guildID, eventType string, data any) {
 		if !wants(s.intents, eventType, guildID != "") {
 			continue
 		}
-		f := s.record(eventType, payload)
+		data := payload
+		if s.intents&intentMessageContent == 0 {
+			data = blanked
+		}
+		f := s.record(eventType, data)
 		if s.conn != nil {
 			s.conn.send(f)
 		}

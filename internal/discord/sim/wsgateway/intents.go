@@ -17,6 +17,7 @@ const (
 	intentDirectMessages         int64 = 1 << 12
 	intentDirectMessageReactions int64 = 1 << 13
 	intentDirectMessageTyping    int64 = 1 << 14
+	intentMessageContent         int64 = 1 << 15
 	intentGuildScheduledEvents   int64 = 1 << 16
 	intentAutoModConfiguration   int64 = 1 << 20
 	intentAutoModExecution       int64 = 1 << 21

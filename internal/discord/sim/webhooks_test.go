@@ -1,0 +1,123 @@
+package sim_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+func (w *world) webhook(t *testing.T, ch string) (id, token string) {
+	t.Helper()
+	hook := jsonMap(t, w.Do("POST", "/channels/"+ch+"/webhooks", map[string]any{"name": "alerts"}))
+	return hook["id"].(string), hook["token"].(string)
+}
+
+func TestWebhookGetAndOverrides(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("general")
+	id, token := w.webhook(t, ch)
+	got := jsonMap(t, w.Do("GET", "/webhooks/"+id, nil))
+	if got["user"] == nil || got["token"] != token {
+		t.Fatalf("GET /webhooks/{id}: %v", got)
+	}
+	anon := jsonMap(t, w.DoAs("GET", "/webhooks/"+id+"/"+token, "", nil))
+	if _, ok := anon["user"]; ok || anon["id"] != id {
+		t.Fatalf("GET with token must leave out user: %v", anon)
+	}
+	wantError(t, w.Do("GET", "/webhooks/1", nil), 404, 10015)
+	wantError(t, w.DoAs("GET", "/webhooks/"+id+"/nope", "", nil), 401, 50027)
+
+	m := jsonMap(t, w.DoAs("POST", "/webhooks/"+id+"/"+token+"?wait=true", "", map[string]any{
+		"content": "deploy finished", "username": "CI", "avatar_url": "https://example.com/ci.png",
+	}))
+	author := m["author"].(map[string]any)
+	if author["username"] != "CI" || author["avatar"] == nil || author["id"] != id {
+		t.Fatalf("author %v, want the username and avatar overrides", author)
+	}
+	plain := jsonMap(t, w.DoAs("POST", "/webhooks/"+id+"/"+token+"?wait=true", "", map[string]any{"content": "x"}))
+	if a := plain["author"].(map[string]any); a["username"] != "alerts" || a["avatar"] != nil {
+		t.Fatalf("author without overrides %v", a)
+	}
+	w.Clock.Advance(2 * time.Second)
+	r := w.DoInvalid("POST", "/webhooks/"+id+"/"+token, map[string]any{"content": "x", "username": ""})
+	wantError(t, r, 400, 50035)
+}
+
+func TestWebhookGetNeedsManageWebhooks(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("general")
+	id, _ := w.webhook(t, ch)
+	// Deny the bot role Manage Webhooks in the channel.
+	wantStatus(t, w.Do("PUT", "/channels/"+ch+"/permissions/"+w.g.BotRoleID, map[string]any{"type": 0, "deny": strconv.Itoa(1 << 29)}), 204)
+	wantError(t, w.Do("GET", "/webhooks/"+id, nil), 403, 50013)
+}
+
+func TestWebhookThreads(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("general")
+	id, token := w.webhook(t, ch)
+	thread := jsonMap(t, w.Do("POST", "/channels/"+ch+"/threads", map[string]any{"name": "incident", "type": 11}))["id"].(string)
+	other := jsonMap(t, w.Do("POST", "/channels/"+w.g.Channel("roles")+"/threads", map[string]any{"name": "elsewhere", "type": 11}))["id"].(string)
+	base := "/webhooks/" + id + "/" + token
+	m := jsonMap(t, w.DoAs("POST", base+"?wait=true&thread_id="+thread, "", map[string]any{"content": "in the thread"}))
+	if m["channel_id"] != thread {
+		t.Fatalf("message in %v, want the thread %s", m["channel_id"], thread)
+	}
+	msg := m["id"].(string)
+	// A message in a thread is addressed with its thread_id.
+	wantError(t, w.DoAs("GET", base+"/messages/"+msg, "", nil), 404, 10008)
+	wantStatus(t, w.DoAs("GET", base+"/messages/"+msg+"?thread_id="+thread, "", nil), 200)
+	wantStatus(t, w.DoAs("PATCH", base+"/messages/"+msg+"?thread_id="+thread, "", map[string]any{"content": "edited"}), 200)
+	w.Clock.Advance(2 * time.Second)
+	wantError(t, w.DoAs("POST", base+"?thread_id="+other, "", map[string]any{"content": "x"}), 404, 10003)
+	wantError(t, w.DoAs("POST", base+"?thread_id=1", "", map[string]any{"content": "x"}), 404, 10003)
+	wantStatus(t, w.DoAs("DELETE", base+"/messages/"+msg+"?thread_id="+thread, "", nil), 204)
+}
+
+func TestThreadFromMessageAndMembers(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("general")
+	msg := w.post(t, ch, map[string]any{"content": "discuss"})["id"].(string)
+	r := w.Do("POST", "/channels/"+ch+"/messages/"+msg+"/threads", map[string]any{"name": "discussion", "auto_archive_duration": 1440})
+	wantStatus(t, r, 201)
+	th := jsonMap(t, r)
+	if th["id"] != msg || th["type"] != 11.0 || th["parent_id"] != ch {
+		t.Fatalf("thread %v", th)
+	}
+	wantError(t, w.Do("POST", "/channels/"+ch+"/messages/"+msg+"/threads", map[string]any{"name": "again"}), 400, 160004)
+	w.Clock.Advance(5 * time.Second)
+	wantError(t, w.Do("POST", "/channels/"+ch+"/messages/1/threads", map[string]any{"name": "x"}), 404, 10008)
+	wantStatus(t, w.Do("PUT", "/channels/"+msg+"/thread-members/"+w.g.Member("dave"), nil), 204)
+	wantStatus(t, w.Do("DELETE", "/channels/"+msg+"/thread-members/"+w.g.Member("dave"), nil), 204)
+	wantError(t, w.Do("DELETE", "/channels/"+msg+"/thread-members/"+w.g.Member("dave"), nil), 404, 10007)
+}
+
+func TestPrivateThreadNotInvitable(t *testing.T) {
+	// A private thread that is not invitable takes new members from moderators only.
+	f := sim.DefaultFixture()
+	f.BotRole = &sim.FixtureRole{Name: "herald", Position: 5, Permissions: strconv.FormatUint(1<<10|1<<11|1<<16|1<<36|1<<38, 10)}
+	w2 := newWorldWith(t, f)
+	pt := jsonMap(t, w2.Do("POST", "/channels/"+w2.g.Channel("general")+"/threads", map[string]any{"name": "private", "type": 12, "invitable": false}))
+	if pt["thread_metadata"].(map[string]any)["invitable"] != false {
+		t.Fatalf("private thread %v", pt)
+	}
+	wantError(t, w2.Do("PUT", "/channels/"+pt["id"].(string)+"/thread-members/"+w2.g.Member("dave"), nil), 403, 50013)
+	r := w2.Do("PATCH", "/channels/"+pt["id"].(string), map[string]any{"name": "renamed", "archived": true})
+	wantStatus(t, r, 200)
+	if md := jsonMap(t, r)["thread_metadata"].(map[string]any); md["archived"] != true {
+		t.Fatalf("thread metadata %v", md)
+	}
+}
+
+func TestApplicationInfo(t *testing.T) {
+	w := newWorld(t)
+	for _, path := range []string{"/applications/@me", "/oauth2/applications/@me"} {
+		app := jsonMap(t, w.Do("GET", path, nil))
+		if app["id"] != w.g.BotUserID || app["bot"].(map[string]any)["id"] != w.g.BotUserID || app["owner"] == nil {
+			t.Fatalf("%s: %v", path, app)
+		}
+	}
+	wantError(t, w.DoInvalidAs("GET", "/applications/@me", "", nil), 401, 0)
+}
