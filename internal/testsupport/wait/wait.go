@@ -1,0 +1,34 @@
+// Package wait polls for a condition in tests: the one way herald's tests
+// wait for something asynchronous (a job, a simulator's state, a gateway
+// session) to happen.
+package wait
+
+import (
+	"testing"
+	"time"
+)
+
+// Timeout is how long Until polls before failing the test: generous, as
+// CI machines run many test binaries at once on 2 cores.
+const Timeout = 20 * time.Second
+
+// every is the polling interval.
+const every = 10 * time.Millisecond
+
+// Until polls cond until it reports true, failing t with what it waited
+// for when Timeout passes first.
+func Until(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	until(t, what, Timeout, cond)
+}
+
+func until(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(every)
+	}
+}
