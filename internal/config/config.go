@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +40,24 @@ type Config struct {
 	// DropPolicies says, per lane, what happens to follow-ups beyond the
 	// budget: "merge" into the last message or "drop" (counted).
 	DropPolicies map[string]string
+	// vars are the features' own settings, parsed (see Var).
+	vars map[string]any
 }
+
+// Var is a setting a feature declares. Load reads and checks it with
+// herald's own, so an operator sees every problem in one round, and
+// `herald --help` lists it. A secret's Parse returns a Secret, which
+// prints redacted.
+type Var struct {
+	Setting
+	// Parse checks v (the default when unset) and returns the value the
+	// feature reads with Config.Var.
+	Parse func(v string) (any, error)
+}
+
+// Var returns the parsed value of a feature's setting, nil when Load was
+// not given it.
+func (c Config) Var(key string) any { return c.vars[key] }
 
 // LaneWorkers is the worker count of each River lane (see internal/work).
 type LaneWorkers struct {
@@ -70,11 +89,33 @@ type setting struct {
 	parse func(c *Config, v string) error
 }
 
-// Settings lists every variable Load reads, in documentation order.
-func Settings() []Setting {
-	out := make([]Setting, 0, len(settings))
-	for _, s := range settings {
+// Settings lists every variable Load reads given the features' vars, in
+// documentation order.
+func Settings(vars ...Var) []Setting {
+	out := make([]Setting, 0, len(settings)+len(vars))
+	for _, s := range all(vars) {
 		out = append(out, s.Setting)
+	}
+	return out
+}
+
+// all is herald's settings followed by the features' vars, which are
+// only read by `herald run`.
+func all(vars []Var) []setting {
+	out := slices.Clone(settings)
+	for _, v := range vars {
+		v.RunOnly = true
+		out = append(out, setting{Setting: v.Setting, parse: func(c *Config, s string) error {
+			val, err := v.Parse(s)
+			if err != nil {
+				return err
+			}
+			if c.vars == nil {
+				c.vars = map[string]any{}
+			}
+			c.vars[v.Key] = val
+			return nil
+		}})
 	}
 	return out
 }
@@ -227,17 +268,18 @@ func workers(key, def, help string, field func(*LaneWorkers) *int) setting {
 	}}
 }
 
-// Load reads every setting, applies defaults and returns one error listing
-// every problem, so an operator fixes a bad environment in one round.
-func Load(lookup Lookup) (Config, error) { return load(lookup, true) }
+// Load reads every setting and the features' vars, applies defaults and
+// returns one error listing every problem, so an operator fixes a bad
+// environment in one round.
+func Load(lookup Lookup, vars ...Var) (Config, error) { return load(lookup, true, vars) }
 
 // LoadForMigrate is Load without the settings only `herald run` needs.
-func LoadForMigrate(lookup Lookup) (Config, error) { return load(lookup, false) }
+func LoadForMigrate(lookup Lookup) (Config, error) { return load(lookup, false, nil) }
 
-func load(lookup Lookup, run bool) (Config, error) {
+func load(lookup Lookup, run bool, vars []Var) (Config, error) {
 	var c Config
 	var problems []error
-	for _, s := range settings {
+	for _, s := range all(vars) {
 		if s.RunOnly && !run {
 			continue
 		}
@@ -278,7 +320,7 @@ func (e *Error) Error() string {
 
 // LogValue lets slog print a Config with every secret redacted.
 func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(
+	attrs := []slog.Attr{
 		slog.String("discord_token", c.DiscordToken.String()),
 		slog.String("discord_app_id", c.DiscordAppID),
 		slog.String("discord_api", c.DiscordAPI),
@@ -297,5 +339,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("shard_count", c.ShardCount),
 		slog.Int("max_messages_per_interaction", c.MaxMessagesPerInteraction),
 		slog.Duration("coalesce_window", c.CoalesceWindow),
-	)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.vars)) {
+		attrs = append(attrs, slog.String(strings.ToLower(k), fmt.Sprint(c.vars[k])))
+	}
+	return slog.GroupValue(attrs...)
 }

@@ -197,3 +197,45 @@ func TestDropPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A feature's var is read, checked and reported with herald's settings,
+// listed by Settings, printed redacted when its value is a Secret, and
+// never needed by `herald migrate`.
+func TestFeatureVars(t *testing.T) {
+	greeting := Var{Setting: Setting{Key: "HERALD_EXAMPLE_GREETING", Default: "hello", Help: "what the example says"},
+		Parse: func(v string) (any, error) {
+			if len(v) > 10 {
+				return nil, fmt.Errorf("must be at most 10 characters, got %d", len(v))
+			}
+			return v, nil
+		}}
+	key := Var{Setting: Setting{Key: "HERALD_EXAMPLE_KEY", Required: true, Help: "a secret"},
+		Parse: func(v string) (any, error) { return Secret(v), nil }}
+	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
+
+	_, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "HERALD_EXAMPLE_GREETING": "far too long a greeting"}), greeting, key)
+	for _, want := range []string{"DISCORD_APP_ID is required", "HERALD_EXAMPLE_GREETING must be at most 10", "HERALD_EXAMPLE_KEY is required"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not report %q", err, want)
+		}
+	}
+	base["HERALD_EXAMPLE_KEY"] = "open-sesame-secret"
+	c, err := Load(env(base), greeting, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Var("HERALD_EXAMPLE_GREETING") != "hello" || c.Var("HERALD_EXAMPLE_KEY").(Secret).Reveal() != "open-sesame-secret" {
+		t.Errorf("vars = %v, %v", c.Var("HERALD_EXAMPLE_GREETING"), c.Var("HERALD_EXAMPLE_KEY"))
+	}
+	var logs bytes.Buffer
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("config", "config", c)
+	if !strings.Contains(logs.String(), "herald_example_greeting=hello") || strings.Contains(logs.String(), "open-sesame") {
+		t.Errorf("logged config: %s", logs.String())
+	}
+	if n := len(Settings(greeting, key)); n != len(Settings())+2 {
+		t.Errorf("Settings lists %d with two vars, want %d", n, len(Settings())+2)
+	}
+	if _, err := LoadForMigrate(env(map[string]string{})); err != nil {
+		t.Errorf("migrate needs no feature vars: %v", err)
+	}
+}
