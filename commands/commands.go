@@ -1,51 +1,236 @@
-// Package commands holds herald's application command definitions. Names
-// and descriptions come from the locale catalogs, so every shipped
-// language is registered with Discord; `herald register-commands`
-// bulk-overwrites them.
+// Package commands is the catalog of everything herald shows in Discord's
+// command picker: one file per feature declares its commands, with every
+// name and description localized from locales/. A feature hands its
+// declaration to the app (feature.Feature.Commands); the app merges all of
+// them — several features may add subcommands to one command — checks
+// them against Discord's rules and against the router, and
+// `herald register-commands` sends the result.
 package commands
 
 import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/i18n"
 )
 
-// ManageGuild is the permission herald's admin commands require, both as
-// default_member_permissions (Discord hides the command) and in the
-// handler (a server may override the default).
-const ManageGuild = discordgo.PermissionManageGuild
+// Builder makes localized declarations. The name and description of the
+// command or option at a path ("herald jobs", "rolemenu create name") come
+// from the locale key "command_" + the path with '_' for ' ' and '-'
+// (command_herald_jobs.name, command_herald_jobs.about).
+type Builder struct{ c *i18n.Catalog }
 
-// Herald is the /herald admin command's name; its handler is routed by it.
-const Herald = "herald"
+// NewBuilder returns a builder localizing from c.
+func NewBuilder(c *i18n.Catalog) Builder { return Builder{c: c} }
 
-// Jobs is /herald's subcommand that reports herald's work.
-const Jobs = "jobs"
-
-// All returns every command with its localizations filled from c.
-func All(c *i18n.Catalog) []*discordgo.ApplicationCommand {
-	perms := int64(ManageGuild)
-	noDM := false
-	return []*discordgo.ApplicationCommand{{
-		Name:                     Herald,
-		NameLocalizations:        names(c, "command_herald.name"),
-		Description:              c.For("en", "").T("command_herald.about", nil),
-		DescriptionLocalizations: names(c, "command_herald.about"),
-		DefaultMemberPermissions: &perms,
-		DMPermission:             &noDM,
-		Options: []*discordgo.ApplicationCommandOption{{
-			Type:                     discordgo.ApplicationCommandOptionSubCommand,
-			Name:                     Jobs,
-			NameLocalizations:        *names(c, "command_herald_jobs.name"),
-			Description:              c.For("en", "").T("command_herald_jobs.about", nil),
-			DescriptionLocalizations: *names(c, "command_herald_jobs.about"),
-		}},
-	}}
+func key(path string) string {
+	return "command_" + strings.NewReplacer(" ", "_", "-", "_").Replace(path)
 }
 
-func names(c *i18n.Catalog, key string) *map[discordgo.Locale]string {
+func (b Builder) text(path, field string) (string, map[discordgo.Locale]string) {
+	k := key(path) + "." + field
 	out := map[discordgo.Locale]string{}
-	for locale, s := range c.Localizations(key) {
+	for locale, s := range b.c.Localizations(k) {
 		out[discordgo.Locale(locale)] = s
 	}
-	return &out
+	return b.c.For("en", "").T(k, nil), out
+}
+
+// Command declares a top-level slash command that only works in servers.
+// perm, when not 0, is its default_member_permissions: Discord shows it to
+// members with that permission only (the handler checks again).
+func (b Builder) Command(name string, perm int64, opts ...*discordgo.ApplicationCommandOption) *discordgo.ApplicationCommand {
+	n, names := b.text(name, "name")
+	d, descs := b.text(name, "about")
+	cmd := &discordgo.ApplicationCommand{Type: discordgo.ChatApplicationCommand, Name: n, NameLocalizations: &names,
+		Description: d, DescriptionLocalizations: &descs, Options: opts,
+		Contexts: &[]discordgo.InteractionContextType{discordgo.InteractionContextGuild}}
+	if perm != 0 {
+		cmd.DefaultMemberPermissions = &perm
+	}
+	return cmd
+}
+
+// Sub declares a subcommand at path ("herald jobs").
+func (b Builder) Sub(path string, opts ...*discordgo.ApplicationCommandOption) *discordgo.ApplicationCommandOption {
+	o := b.Option(path, discordgo.ApplicationCommandOptionSubCommand, false)
+	o.Options = opts
+	return o
+}
+
+// Group declares a subcommand group at path ("rolemenu option").
+func (b Builder) Group(path string, subs ...*discordgo.ApplicationCommandOption) *discordgo.ApplicationCommandOption {
+	o := b.Option(path, discordgo.ApplicationCommandOptionSubCommandGroup, false)
+	o.Options = subs
+	return o
+}
+
+// Option declares an option at path ("rolemenu create name"); set its
+// other fields (Autocomplete, ChannelTypes, MaxLength...) on the result.
+func (b Builder) Option(path string, typ discordgo.ApplicationCommandOptionType, required bool) *discordgo.ApplicationCommandOption {
+	n, names := b.text(path, "name")
+	d, descs := b.text(path, "about")
+	return &discordgo.ApplicationCommandOption{Type: typ, Name: n, NameLocalizations: names,
+		Description: d, DescriptionLocalizations: descs, Required: required}
+}
+
+// Merge joins the features' declarations into the list Discord gets:
+// commands of one name become one, with the subcommands and groups of
+// all. It refuses a path declared twice, commands of one name that differ
+// in anything but their subcommands, and anything Discord would refuse.
+func Merge(decls ...[]*discordgo.ApplicationCommand) ([]*discordgo.ApplicationCommand, error) {
+	var out []*discordgo.ApplicationCommand
+	byName := map[string]*discordgo.ApplicationCommand{}
+	var errs []error
+	for _, list := range decls {
+		for _, c := range list {
+			if err := validate(c); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			prev := byName[c.Name]
+			if prev == nil {
+				cp := *c
+				byName[c.Name], out = &cp, append(out, &cp)
+				continue
+			}
+			if prev.Description != c.Description || !samePerm(prev.DefaultMemberPermissions, c.DefaultMemberPermissions) ||
+				!isGroup(prev.Options) || !isGroup(c.Options) {
+				errs = append(errs, fmt.Errorf("commands: /%s declared twice, and not as subcommands of one command", c.Name))
+				continue
+			}
+			merged, err := mergeOptions("/"+c.Name, prev.Options, c.Options)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			prev.Options = merged
+		}
+	}
+	for _, c := range out {
+		if len(c.Options) > maxOptions {
+			errs = append(errs, fmt.Errorf("commands: /%s has %d options, Discord allows %d", c.Name, len(c.Options), maxOptions))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func samePerm(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// isGroup reports whether opts are subcommands or groups (or none).
+func isGroup(opts []*discordgo.ApplicationCommandOption) bool {
+	for _, o := range opts {
+		if o.Type != discordgo.ApplicationCommandOptionSubCommand && o.Type != discordgo.ApplicationCommandOptionSubCommandGroup {
+			return false
+		}
+	}
+	return true
+}
+
+func mergeOptions(path string, a, b []*discordgo.ApplicationCommandOption) ([]*discordgo.ApplicationCommandOption, error) {
+	out := append([]*discordgo.ApplicationCommandOption(nil), a...)
+	for _, o := range b {
+		i := indexOf(out, o.Name)
+		switch {
+		case i < 0:
+			out = append(out, o)
+		case out[i].Type == discordgo.ApplicationCommandOptionSubCommandGroup && o.Type == out[i].Type && out[i].Description == o.Description:
+			subs, err := mergeOptions(path+"/"+o.Name, out[i].Options, o.Options)
+			if err != nil {
+				return nil, err
+			}
+			cp := *out[i]
+			cp.Options = subs
+			out[i] = &cp
+		default:
+			return nil, fmt.Errorf("commands: %s/%s declared twice", path, o.Name)
+		}
+	}
+	return out, nil
+}
+
+func indexOf(opts []*discordgo.ApplicationCommandOption, name string) int {
+	for i, o := range opts {
+		if o.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Discord's limits on commands (docs: Application Commands).
+const (
+	maxOptions     = 25
+	maxDescription = 100
+)
+
+// validName is Discord's rule for chat command and option names.
+var validName = regexp.MustCompile(`^[-_\p{L}\p{N}]{1,32}$`)
+
+func validate(c *discordgo.ApplicationCommand) error {
+	var errs []error
+	check := func(path, name, desc string) {
+		if !validName.MatchString(name) || name != strings.ToLower(name) {
+			errs = append(errs, fmt.Errorf("commands: %s: invalid name %q (lower case, 1 to 32 letters, digits, - or _)", path, name))
+		}
+		if n := len([]rune(desc)); n < 1 || n > maxDescription {
+			errs = append(errs, fmt.Errorf("commands: %s: description of %d characters, want 1 to %d", path, n, maxDescription))
+		}
+	}
+	path := "/" + c.Name
+	check(path, c.Name, c.Description)
+	if c.NameLocalizations != nil {
+		for l, n := range *c.NameLocalizations {
+			check(path+" ("+string(l)+")", n, (*c.DescriptionLocalizations)[l])
+		}
+	}
+	var walk func(path string, opts []*discordgo.ApplicationCommandOption)
+	walk = func(path string, opts []*discordgo.ApplicationCommandOption) {
+		if len(opts) > maxOptions {
+			errs = append(errs, fmt.Errorf("commands: %s has %d options, Discord allows %d", path, len(opts), maxOptions))
+		}
+		required := true
+		for _, o := range opts {
+			p := path + "/" + o.Name
+			check(p, o.Name, o.Description)
+			for l, n := range o.NameLocalizations {
+				check(p+" ("+string(l)+")", n, o.DescriptionLocalizations[l])
+			}
+			if o.Required && !required {
+				errs = append(errs, fmt.Errorf("commands: %s: a required option after an optional one", p))
+			}
+			required = required && o.Required
+			walk(p, o.Options)
+		}
+	}
+	walk(path, c.Options)
+	return errors.Join(errs...)
+}
+
+// Paths lists the routes of cmds as the router names them: each command
+// without subcommands, and each subcommand ("/herald/jobs",
+// "/rolemenu/option/add").
+func Paths(cmds []*discordgo.ApplicationCommand) []string {
+	var out []string
+	var walk func(path string, opts []*discordgo.ApplicationCommandOption)
+	walk = func(path string, opts []*discordgo.ApplicationCommandOption) {
+		leaf := true
+		for _, o := range opts {
+			if o.Type == discordgo.ApplicationCommandOptionSubCommand || o.Type == discordgo.ApplicationCommandOptionSubCommandGroup {
+				leaf = false
+				walk(path+"/"+o.Name, o.Options)
+			}
+		}
+		if leaf {
+			out = append(out, path)
+		}
+	}
+	for _, c := range cmds {
+		walk("/"+c.Name, c.Options)
+	}
+	return out
 }

@@ -1,7 +1,7 @@
 package commands
 
 import (
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,19 +11,27 @@ import (
 	"github.com/herald-bot/herald/locales"
 )
 
-// Discord's rule for command and option names.
-var validName = regexp.MustCompile(`^[-_\p{L}\p{N}]{1,32}$`)
-
-func TestDefinitions(t *testing.T) {
+func catalog(t *testing.T) *i18n.Catalog {
+	t.Helper()
 	c, err := i18n.New(locales.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := All(c)
-	if len(all) != 1 || all[0].Name != Herald || *all[0].DefaultMemberPermissions != discordgo.PermissionManageGuild {
-		t.Fatalf("commands = %+v", all)
+	return c
+}
+
+// /herald is localized in every shipped language and hidden from members
+// without Manage Server.
+func TestHerald(t *testing.T) {
+	t.Parallel()
+	cmds, err := Merge(Herald(catalog(t)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd := all[0]
+	if len(cmds) != 1 || cmds[0].Name != "herald" || *cmds[0].DefaultMemberPermissions != discordgo.PermissionManageGuild {
+		t.Fatalf("commands = %+v", cmds)
+	}
+	cmd := cmds[0]
 	for _, want := range []discordgo.Locale{discordgo.German, discordgo.French, discordgo.Korean, discordgo.EnglishUS, discordgo.EnglishGB} {
 		if (*cmd.DescriptionLocalizations)[want] == "" || cmd.Options[0].NameLocalizations[want] == "" {
 			t.Errorf("no %s localization", want)
@@ -32,22 +40,51 @@ func TestDefinitions(t *testing.T) {
 	if got := cmd.Options[0].NameLocalizations[discordgo.German]; got != "aufgaben" {
 		t.Errorf("German subcommand name = %q", got)
 	}
-	check := func(name, desc string) {
-		if !validName.MatchString(name) || name != strings.ToLower(name) {
-			t.Errorf("invalid command name %q", name)
-		}
-		if n := len([]rune(desc)); n < 1 || n > 100 {
-			t.Errorf("description %q has %d characters, want 1 to 100", desc, n)
-		}
+	if got := Paths(cmds); !slices.Equal(got, []string{"/herald/jobs"}) {
+		t.Errorf("paths = %v", got)
 	}
-	check(cmd.Name, cmd.Description)
-	for l, n := range *cmd.NameLocalizations {
-		check(n, (*cmd.DescriptionLocalizations)[l])
+}
+
+// Two features may add subcommands to one command, also inside one
+// group; a path declared twice, or two different commands of one name,
+// are refused, as is anything Discord would refuse.
+func TestMerge(t *testing.T) {
+	t.Parallel()
+	sub := func(name string, opts ...*discordgo.ApplicationCommandOption) *discordgo.ApplicationCommandOption {
+		return &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand, Name: name, Description: name, Options: opts}
 	}
-	for _, o := range cmd.Options {
-		check(o.Name, o.Description)
-		for l, n := range o.NameLocalizations {
-			check(n, o.DescriptionLocalizations[l])
+	group := func(name string, subs ...*discordgo.ApplicationCommandOption) *discordgo.ApplicationCommandOption {
+		return &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommandGroup, Name: name, Description: name, Options: subs}
+	}
+	cmd := func(name string, opts ...*discordgo.ApplicationCommandOption) []*discordgo.ApplicationCommand {
+		return []*discordgo.ApplicationCommand{{Name: name, Description: "about " + name, Options: opts}}
+	}
+	text := &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionString, Name: "text", Description: "text", Required: true}
+
+	merged, err := Merge(cmd("herald", sub("jobs")), cmd("herald", sub("status"), group("board", sub("set"))),
+		cmd("herald", group("board", sub("clear"))), cmd("echo", text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/herald/jobs", "/herald/status", "/herald/board/set", "/herald/board/clear", "/echo"}
+	if got := Paths(merged); !slices.Equal(got, want) {
+		t.Errorf("paths = %v, want %v", got, want)
+	}
+
+	optional := &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionString, Name: "note", Description: "note"}
+	for _, tc := range []struct {
+		name  string
+		decls [][]*discordgo.ApplicationCommand
+		want  string
+	}{
+		{"path twice", [][]*discordgo.ApplicationCommand{cmd("herald", sub("jobs")), cmd("herald", sub("jobs"))}, "/herald/jobs declared twice"},
+		{"two commands of one name", [][]*discordgo.ApplicationCommand{cmd("echo", text), cmd("echo", text)}, "/echo declared twice"},
+		{"upper case", [][]*discordgo.ApplicationCommand{cmd("Echo")}, `invalid name "Echo"`},
+		{"long description", [][]*discordgo.ApplicationCommand{{{Name: "x", Description: strings.Repeat("d", 101)}}}, "description of 101 characters"},
+		{"required after optional", [][]*discordgo.ApplicationCommand{cmd("x", optional, text)}, "required option after an optional one"},
+	} {
+		if _, err := Merge(tc.decls...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

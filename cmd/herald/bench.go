@@ -15,7 +15,6 @@ import (
 	"github.com/herald-bot/herald/internal/bench"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/logging"
-	"github.com/herald-bot/herald/internal/store"
 )
 
 func cmdBench(ctx context.Context, args []string, e env) int {
@@ -129,13 +128,7 @@ func benchAck(ctx context.Context, args []string, e env) int {
 		log.Error("bench database", "err", err)
 		return exitFail
 	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL.Reveal())
-	if err != nil {
-		log.Error("bench database", "err", err)
-		return exitFail
-	}
-	defer pool.Close()
-	res, err := bench.RunAck(ctx, pool, rates, *duration)
+	res, err := bench.RunAck(ctx, cfg.DatabaseURL.Reveal(), rates, *duration)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "herald bench ack: %v\n", err)
 		return exitFail

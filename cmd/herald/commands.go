@@ -54,7 +54,7 @@ func cmdRun(ctx context.Context, args []string, e env) int {
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
 	}
-	cfg, log, ok := loadConfig(e, config.Load)
+	cfg, log, ok := loadConfig(e, func(l config.Lookup) (config.Config, error) { return app.LoadConfig(l) })
 	if !ok {
 		return exitFail
 	}

@@ -42,7 +42,7 @@ func cmdDemo(ctx context.Context, args []string, e env) int {
 		"HERALD_AUTO_MIGRATE": "true",
 	}
 	cfg, log, ok := loadConfig(e, func(lookup config.Lookup) (config.Config, error) {
-		return config.Load(func(k string) (string, bool) {
+		return app.LoadConfig(func(k string) (string, bool) {
 			if v, ok := demoEnv[k]; ok {
 				return v, true
 			}

@@ -10,7 +10,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/feature"
 )
 
 // version is set at build time: -ldflags "-X main.version=v1.2.3".
@@ -80,7 +82,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nConfiguration comes from the environment:")
-	for _, s := range config.Settings() {
+	for _, s := range config.Settings(feature.Settings(app.Features()...)...) {
 		def := s.Default
 		if s.Required {
 			def = "required"

@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -108,29 +109,10 @@ func TestMigrateUnreachableDatabase(t *testing.T) {
 }
 
 // waitLog waits until the logs contain want.
-func waitLog(t *testing.T, logs *syncBuffer, want string) {
+func waitLog(t *testing.T, logs *logbuf.Buffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(logs.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the logs:\n%s", want, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(t, fmt.Sprintf("%q in the logs", want), func() bool { return strings.Contains(logs.String(), want) })
 }
-
-// syncBuffer lets the test read logs while run writes them.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // run serves until its context is cancelled (SIGINT/SIGTERM in main), then
 // stops cleanly with exit code 0.
@@ -139,7 +121,7 @@ func TestRunStopsOnSignal(t *testing.T) {
 	db := pgtest.URL(t)
 	s := simtest.New(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {

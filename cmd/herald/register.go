@@ -21,7 +21,7 @@ func cmdRegisterCommands(ctx context.Context, args []string, e env) int {
 			return exitUsage
 		}
 	}
-	cfg, log, ok := loadConfig(e, config.Load)
+	cfg, log, ok := loadConfig(e, func(l config.Lookup) (config.Config, error) { return app.LoadConfig(l) })
 	if !ok {
 		return exitFail
 	}

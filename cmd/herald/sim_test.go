@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
@@ -30,7 +31,7 @@ func TestSimStandalone(t *testing.T) {
 	t.Parallel()
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var out, logs syncBuffer
+	var out, logs logbuf.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"sim", "--addr", addr, "--token", "sim-token"}, env{stdout: &out, stderr: &logs, lookup: func(string) (string, bool) { return "", false }})
@@ -74,7 +75,7 @@ func TestDemo(t *testing.T) {
 	t.Parallel()
 	db := pgtest.URL(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"demo"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {

@@ -1,5 +1,7 @@
-// Package app wires herald together: config → store → River → transport →
-// gateway → admin HTTP. cmd/herald only parses flags and calls it.
+// Package app wires herald together: config → store → transport → REST
+// client → features → River → fast path → gateway → admin HTTP.
+// cmd/herald only parses flags and calls it; `herald run`, the demo, the
+// benchmarks and the test harness all build herald with New.
 package app
 
 import (
@@ -12,21 +14,38 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/gateway"
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/locales"
 )
+
+// Features is herald's feature list: one line per feature.
+func Features() []feature.Feature {
+	return []feature.Feature{
+		status.Feature(),
+	}
+}
+
+// LoadConfig reads the configuration for `herald run`: herald's settings
+// and those of its features, extra ones included (tests, benchmarks).
+func LoadConfig(lookup config.Lookup, extra ...feature.Feature) (config.Config, error) {
+	return config.Load(lookup, feature.Settings(append(Features(), extra...)...)...)
+}
 
 // stopGrace is how long shutdown waits beyond the configured timeout for
 // cancelled jobs to return and HTTP requests to drain.
@@ -41,18 +60,20 @@ type App struct {
 	river    *work.Client
 	registry *work.Registry
 	engine   *transport.Engine
-	client   *http.Client
+	discord  *rest.Client
 	catalog  *i18n.Catalog
-	router   *gateway.Router
+	fastPath *interaction.FastPath
 	metrics  *prometheus.Registry
 	gateway  atomic.Pointer[gateway.Session] // set once Run connects
 	admin    *http.Server
 	adminLn  net.Listener
 }
 
-// New connects to the database (migrating first when configured to), builds
-// the River client and binds the admin HTTP port. Nothing runs until Run.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err error) {
+// New connects to the database (migrating first when configured to),
+// builds every feature — herald's and extra ones (tests, benchmarks) —
+// with the River client and the fast path, and binds the admin HTTP port.
+// Nothing runs until Run.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feature.Feature) (_ *App, err error) {
 	a := &App{cfg: cfg, log: log, registry: work.NewRegistry()}
 	defer func() {
 		if err != nil {
@@ -76,26 +97,27 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = reg
-	a.engine = transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
-	rt, err := transport.Rewrite(a.engine.RoundTripper(), cfg.DiscordAPI)
-	if err != nil {
-		return nil, fmt.Errorf("app: HERALD_DISCORD_API: %w", err)
-	}
-	a.client = &http.Client{Transport: rt}
+	a.engine, a.discord = newDiscord(cfg, log, reg)
 	policies := map[work.Lane]followup.Policy{}
 	for lane, p := range cfg.DropPolicies {
 		policies[work.Lane(lane)] = followup.Policy(p)
 	}
-	followups := followup.NewSender(a.pool, a.engine, cfg.DiscordAPI, cfg.DiscordAppID, followup.Budget{
+	followups := followup.NewSender(a.pool, a.discord, followup.Budget{
 		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies,
 	}, reg)
-	// Features register their commands, controls and jobs here, before the
-	// River client learns which job kinds it works.
-	a.router = gateway.NewRouter()
-	status.Register(a.router, a.registry, status.Deps{DB: a.pool, Followups: followups, Catalog: a.catalog})
+	mux := interaction.NewMux()
+	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
+		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry}
+	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
+		return nil, err
+	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
 	}); err != nil {
+		return nil, err
+	}
+	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.pool, Jobs: a.river,
+		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err
 	}
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -107,6 +129,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *App, err 
 	}
 	return a, nil
 }
+
+// newDiscord builds the transport engine and the one REST client over it.
+func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer) (*transport.Engine, *rest.Client) {
+	e := transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
+	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), cfg.DiscordAppID)
+}
+
+// Deliver hands an interaction to the fast path exactly as the gateway
+// does. Discord delivers an interaction again after a RESUME; tests
+// replay one this way.
+func (a *App) Deliver(i *discordgo.Interaction) { a.fastPath.Handle(i) }
 
 // AdminAddr is the address the admin HTTP server listens on.
 func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }
@@ -130,9 +163,12 @@ func (a *App) Run(ctx context.Context) error {
 		}
 	}
 	gateway.RouteLibraryLogs(a.log)
-	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Client: a.client,
-		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount,
-		Router: a.router, Catalog: a.catalog, DB: a.pool, Jobs: a.river, Registerer: a.metrics, Logger: a.log})
+	rt, err := transport.Rewrite(a.engine.RoundTripper(), a.cfg.DiscordAPI)
+	if err != nil {
+		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), a.stopRiver(kinds))
+	}
+	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
+		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, OnInteraction: a.fastPath.Handle, Logger: a.log})
 	if err != nil {
 		return errors.Join(err, a.stopRiver(kinds))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -55,18 +56,6 @@ func readyz(t *testing.T, addr string) (int, string) {
 	return res.StatusCode, body.Reason
 }
 
-// eventually polls f until it reports true or the deadline passes.
-func eventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // /readyz answers 503 with a reason while Postgres is unreachable and 200
 // again once it returns; the database is cut through a proxy of the test's
 // own, never by stopping the shared server.
@@ -87,14 +76,14 @@ func TestReadyzFollowsDatabase(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 
-	eventually(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+	wait.Until(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
 	proxy.Cut()
-	eventually(t, "readyz 503", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 503 })
+	wait.Until(t, "readyz 503", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 503 })
 	if _, reason := readyz(t, a.AdminAddr()); reason == "" {
 		t.Error("503 without a reason")
 	}
 	proxy.Restore()
-	eventually(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+	wait.Until(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
 
 	cancel()
 	if err := <-done; err != nil {
@@ -122,7 +111,7 @@ func TestWaitsForMigrations(t *testing.T) {
 	if err := Migrate(ctx, cfg, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "readyz 200 after migrating", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+	wait.Until(t, "readyz 200 after migrating", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
@@ -145,7 +134,7 @@ func TestAutoMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	go a.Run(ctx)
-	eventually(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
+	wait.Until(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
 }
 
 // herald run connects to the (simulated) gateway, and the discordgo REST
@@ -160,8 +149,8 @@ func TestRunConnectsGatewayThroughTransport(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	eventually(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Ready() == nil })
-	eventually(t, "guild available", func() bool { return a.gateway.Load().Guilds() == 1 })
+	wait.Until(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Ready() == nil })
+	wait.Until(t, "guild available", func() bool { return a.gateway.Load().Guilds() == 1 })
 	var sawGateway bool
 	for _, b := range a.engine.Snapshot().Buckets {
 		if b.Route == "GET /gateway" && b.Processed == 1 {
@@ -175,48 +164,6 @@ func TestRunConnectsGatewayThroughTransport(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-}
-
-// herald answers a member's click on a control it does not know, and the
-// answer's latency shows in /metrics.
-func TestRunAnswersOutdatedControls(t *testing.T) {
-	t.Parallel()
-	s := simtest.New(t)
-	g := s.CreateGuild(sim.DefaultFixture())
-	cfg, err := config.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{
-			"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": storetest.URL(t),
-			"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0",
-		}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	a, err := New(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go a.Run(ctx)
-	eventually(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Guilds() == 1 })
-	var msg struct{ ID string }
-	s.Do("POST", "/channels/"+g.Channel("roles")+"/messages", map[string]any{"content": "menu"}).JSON(t, &msg)
-	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channel("roles"), UserID: g.Member("carol"),
-		Kind: "component", CustomID: "rolemenu:1:pick/1/2", MessageID: msg.ID})
-	eventually(t, "ack", func() bool { return s.Interaction(in.ID).Acked })
-	// The answer is counted once herald has read Discord's reply, a moment
-	// after the simulator recorded the ack.
-	eventually(t, "ack latency in /metrics", func() bool {
-		res, err := http.Get("http://" + a.AdminAddr() + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
-		return strings.Contains(string(body), `herald_ack_latency_seconds_count{outcome="outdated"} 1`)
-	})
 }
 
 // Stopping a herald that still waits for its migrations exits cleanly.
@@ -240,5 +187,35 @@ func TestStopWhileWaitingForMigrations(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not stop while waiting for migrations")
+	}
+}
+
+// herald's own features declare exactly the commands they route, and
+// register-commands sends that declaration: one bulk overwrite, checked
+// against Discord's spec by the simulator.
+func TestRegisterCommandsSendsTheFeaturesDeclarations(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, storetest.URL(t))
+	if err := RegisterCommands(t.Context(), cfg, slog.New(slog.DiscardHandler), ""); err != nil {
+		t.Fatal(err)
+	}
+	api, _ := strings.CutSuffix(cfg.DiscordAPI, "/api/v10")
+	res, err := http.Get(api + "/_sim/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var reqs []sim.RequestRecord
+	if err := json.NewDecoder(res.Body).Decode(&reqs); err != nil {
+		t.Fatal(err)
+	}
+	puts := 0
+	for _, r := range reqs {
+		if r.Method == "PUT" && r.Route == "/applications/{application_id}/commands" && r.Status == 200 {
+			puts++
+		}
+	}
+	if puts != 1 {
+		t.Errorf("%d successful bulk overwrites, want 1: %+v", puts, reqs)
 	}
 }

@@ -10,16 +10,14 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/transport"
-	"github.com/herald-bot/herald/internal/gateway"
-	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
-	"github.com/herald-bot/herald/locales"
 )
 
 // Latency is the ack latency of one handler at one rate, as the
@@ -45,16 +43,17 @@ type AckResult struct {
 }
 
 // RunAck clicks a role-menu button rps times a second for d at each rate:
-// once against herald's fast path (validate, enqueue a role change in
-// Postgres, answer deferred) and once against a naive handler that makes
-// the role change through discordgo before answering, each on its own
-// simulator with Discord's limits.
-func RunAck(ctx context.Context, db *pgxpool.Pool, rates []int, d time.Duration) (AckResult, error) {
+// once against herald — built by app.New exactly as `herald run` builds
+// it, plus a bench feature whose button enqueues a role change — and once
+// against a naive handler that makes the role change through discordgo
+// before answering, each on its own simulator with Discord's limits.
+// dbURL is a migrated database herald may fill.
+func RunAck(ctx context.Context, dbURL string, rates []int, d time.Duration) (AckResult, error) {
 	var res AckResult
 	for _, rps := range rates {
 		r := AckRate{RPS: rps}
 		var err error
-		if r.Herald, err = ackRun(ctx, rps, d, heraldHandler(db)); err != nil {
+		if r.Herald, err = ackRun(ctx, rps, d, heraldHandler(dbURL)); err != nil {
 			return res, fmt.Errorf("herald at %d/s: %w", rps, err)
 		}
 		if r.Naive, err = ackRun(ctx, rps, d, naiveHandler); err != nil {
@@ -65,7 +64,7 @@ func RunAck(ctx context.Context, db *pgxpool.Pool, rates []int, d time.Duration)
 	return res, nil
 }
 
-// roleArgs is the job herald's handler enqueues: add a role.
+// roleArgs is the job the bench feature enqueues: add a role.
 type roleArgs struct{ GuildID, UserID, RoleID string }
 
 func (roleArgs) Kind() string { return "bench_role_add" }
@@ -75,45 +74,51 @@ type roleWorker struct{ river.WorkerDefaults[roleArgs] }
 // Work is empty: the benchmark measures the answer, not the role change.
 func (roleWorker) Work(context.Context, *river.Job[roleArgs]) error { return nil }
 
+// clickID is the bench feature's button.
+const clickID = "bench:1:role"
+
+// benchFeature is a role-menu button as a feature on herald's kit: the
+// click enqueues the role change and answers with a deferred update.
+func benchFeature(role string) feature.Feature {
+	return feature.Feature{Name: "bench", Build: func(k feature.Kit) error {
+		k.Routes.Component(clickID, func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+				Args:       roleArgs{GuildID: in.GuildID, UserID: in.UserID(), RoleID: role},
+				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
+			})
+			return interaction.DeferredUpdate(), err
+		})
+		work.Register(k.Jobs, roleWorker{})
+		return nil
+	}}
+}
+
 // handler connects one way of answering to a simulator and returns a stop
 // function.
 type handler func(ctx context.Context, w *world, role string) (stop func(), err error)
 
-func heraldHandler(db *pgxpool.Pool) handler {
+func heraldHandler(dbURL string) handler {
 	return func(ctx context.Context, w *world, role string) (func(), error) {
-		reg := work.NewRegistry()
-		work.Register(reg, roleWorker{})
-		jobs, err := work.NewClient(db, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2},
-			ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
+		env := map[string]string{"DISCORD_TOKEN": w.token, "DISCORD_APP_ID": w.sim.BotUserID(), "DATABASE_URL": dbURL,
+			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}
+		f := benchFeature(role)
+		cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, f)
 		if err != nil {
 			return nil, err
 		}
-		if err := jobs.Start(ctx); err != nil {
-			return nil, err
-		}
-		catalog, err := i18n.New(locales.FS)
+		a, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler), f)
 		if err != nil {
 			return nil, err
 		}
-		router := gateway.NewRouter()
-		router.Control("bench", 1, func(ctx context.Context, in *gateway.Interaction) (*discordgo.InteractionResponse, error) {
-			err := in.Enqueue(ctx, 1, work.IntentEvent, river.InsertManyParams{
-				Args:       roleArgs{GuildID: in.GuildID, UserID: in.Member.User.ID, RoleID: role},
-				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-			})
-			return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}, err
-		})
-		e := transport.New(transport.Config{ApplicationID: w.sim.BotUserID()})
-		rt, err := transport.Rewrite(e.RoundTripper(), w.url+"/api/v10")
-		if err != nil {
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- a.Run(runCtx) }()
+		stop := func() { cancel(); <-done }
+		if err := waitReady(a.AdminAddr()); err != nil {
+			stop()
 			return nil, err
 		}
-		gw, err := gateway.Open(ctx, gateway.Options{Token: w.token, Client: &http.Client{Transport: rt}, Router: router,
-			Catalog: catalog, DB: db, Jobs: jobs, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			return nil, err
-		}
-		return func() { gw.Close(); work.Stop(jobs, time.Second, time.Second) }, waitReady(gw.Ready)
+		return stop, nil
 	}
 }
 
@@ -149,15 +154,23 @@ func naiveHandler(_ context.Context, w *world, role string) (func(), error) {
 	return func() { s.Close() }, nil
 }
 
-func waitReady(ready func() error) error {
+// waitReady polls herald's /readyz until it answers 200.
+func waitReady(adminAddr string) error {
 	deadline := time.Now().Add(10 * time.Second)
-	for ready() != nil {
+	for {
+		res, err := http.Get("http://" + adminAddr + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("readyz %d", res.StatusCode)
+		}
 		if time.Now().After(deadline) {
-			return ready()
+			return fmt.Errorf("herald not ready after 10s: %w", err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return nil
 }
 
 // ackRun clicks at rps for d and reads the simulator's ack latencies.
@@ -195,7 +208,7 @@ func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, 
 	for i := range n {
 		<-tick.C
 		in, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channels[0].ID, UserID: g.Members[i%members].ID,
-			Kind: "component", CustomID: "bench:1:role", MessageID: msg.ID})
+			Kind: "component", CustomID: clickID, MessageID: msg.ID})
 		if err != nil {
 			return Latency{}, err
 		}

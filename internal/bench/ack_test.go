@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // this machine's speed.
 func TestAckRunsBothHandlers(t *testing.T) {
 	t.Parallel()
-	res, err := RunAck(t.Context(), storetest.Pool(t), []int{20}, time.Second)
+	res, err := RunAck(t.Context(), storetest.URL(t), []int{20}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,13 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 )
 
@@ -22,61 +20,38 @@ type client interface {
 	create(ctx context.Context, channelID string) error
 }
 
-// heraldClient sends through a transport.Engine, as herald does.
-type heraldClient struct {
-	http  *http.Client
-	token string
-}
+// heraldClient sends through herald's REST client and transport engine.
+type heraldClient struct{ discord *rest.Client }
 
-func newHeraldClient(w *world, appID string, scale float64) (*heraldClient, error) {
+func newHeraldClient(w *world, appID string, scale float64) *heraldClient {
 	e := transport.New(transport.Config{
 		ApplicationID: appID,
 		Base:          &http.Transport{MaxIdleConnsPerHost: 256},
 		// Discord's global limit, on the simulator's scaled clock.
 		GlobalPeriod: time.Duration(float64(time.Second) * scale),
 	})
-	rt, err := transport.Rewrite(e.RoundTripper(), w.url+"/api/v10")
-	if err != nil {
-		return nil, err
-	}
-	return &heraldClient{http: &http.Client{Transport: rt}, token: w.token}, nil
-}
-
-func (c *heraldClient) do(ctx context.Context, method, path, body string, bot bool) error {
-	req, err := http.NewRequestWithContext(ctx, method, "https://discord.com/api/v10"+path, bytes.NewReader([]byte(body)))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if bot {
-		req.Header.Set("Authorization", "Bot "+c.token)
-	}
-	res, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	io.Copy(io.Discard, res.Body)
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %d", method, path, res.StatusCode)
-	}
-	return nil
+	return &heraldClient{discord: rest.New(e, w.url+"/api/v10", w.token, appID)}
 }
 
 func (c *heraldClient) edit(ctx context.Context, ch, msg string) error {
-	return c.do(ctx, "PATCH", "/channels/"+ch+"/messages/"+msg, `{"content":"edited"}`, true)
+	content := "edited"
+	_, err := c.discord.EditMessage(ctx, ch, msg, rest.MessageEdit{Content: &content})
+	return err
 }
 
 func (c *heraldClient) addRole(ctx context.Context, g, u, r string) error {
-	return c.do(ctx, "PUT", "/guilds/"+g+"/members/"+u+"/roles/"+r, "", true)
+	return c.discord.AddMemberRole(ctx, g, u, r, "")
 }
 
-func (c *heraldClient) followup(ctx context.Context, app, token string) error {
-	return c.do(ctx, "POST", "/webhooks/"+app+"/"+token+"?wait=true", `{"content":"done"}`, false)
+// followup posts as the client's own application; appID is the same.
+func (c *heraldClient) followup(ctx context.Context, _, token string) error {
+	_, err := c.discord.CreateFollowup(ctx, token, rest.WebhookMessage{Content: "done"})
+	return err
 }
 
 func (c *heraldClient) create(ctx context.Context, ch string) error {
-	return c.do(ctx, "POST", "/channels/"+ch+"/messages", `{"content":"hello"}`, true)
+	_, err := c.discord.CreateMessage(ctx, ch, rest.NewMessage{Content: "hello"})
+	return err
 }
 
 // discordgoClient is stock discordgo v0.29.0: its default limiter, retry

@@ -178,11 +178,8 @@ func (b Burst) runOne(name string, scale float64) (ClientResult, error) {
 	}
 	var c client
 	if name == "herald" {
-		c, err = newHeraldClient(w, app, scale)
-	} else {
-		c, err = newDiscordgoClient(w)
-	}
-	if err != nil {
+		c = newHeraldClient(w, app, scale)
+	} else if c, err = newDiscordgoClient(w); err != nil {
 		return ClientResult{}, err
 	}
 	// Let every setup window expire so the burst starts from fresh buckets.

@@ -6,13 +6,9 @@
 package followup
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -41,13 +37,11 @@ type Budget struct {
 	Policies map[work.Lane]Policy
 }
 
-// Sender posts follow-ups through herald's transport.
+// Sender posts follow-ups through herald's REST client.
 type Sender struct {
-	DB      *pgxpool.Pool
-	Engine  *transport.Engine
-	APIBase string // e.g. https://discord.com/api/v10
-	AppID   string
-	Budget  Budget
+	db      *pgxpool.Pool
+	discord *rest.Client
+	budget  Budget
 	count   *prometheus.CounterVec
 	// interactions counts interactions with at least one follow-up, so
 	// messages per interaction is herald_followup_messages_total{outcome="sent"}
@@ -56,8 +50,8 @@ type Sender struct {
 }
 
 // NewSender builds a Sender and registers its counter.
-func NewSender(db *pgxpool.Pool, e *transport.Engine, apiBase, appID string, b Budget, reg prometheus.Registerer) *Sender {
-	s := &Sender{DB: db, Engine: e, APIBase: apiBase, AppID: appID, Budget: b,
+func NewSender(db *pgxpool.Pool, discord *rest.Client, b Budget, reg prometheus.Registerer) *Sender {
+	s := &Sender{db: db, discord: discord, budget: b,
 		count: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_followup_messages_total",
 			Help: "Follow-up updates by lane and what became of them (sent, merged, dropped).",
@@ -92,10 +86,10 @@ func (s *Sender) Send(ctx context.Context, lane work.Lane, interactionID, token,
 	if reserved {
 		id, err := s.post(ctx, token, content)
 		if err != nil {
-			_, rerr := s.DB.Exec(context.WithoutCancel(ctx), `UPDATE interaction_messages SET sent = sent - 1 WHERE interaction_id = $1`, interactionID)
+			_, rerr := s.db.Exec(context.WithoutCancel(ctx), `UPDATE interaction_messages SET sent = sent - 1 WHERE interaction_id = $1`, interactionID)
 			return "", errors.Join(err, rerr)
 		}
-		if _, err := s.DB.Exec(ctx, `UPDATE interaction_messages SET last_message_id = $2, last_content = $3, last_sent_at = now()
+		if _, err := s.db.Exec(ctx, `UPDATE interaction_messages SET last_message_id = $2, last_content = $3, last_sent_at = now()
 			WHERE interaction_id = $1`, interactionID, id, content); err != nil {
 			return "", fmt.Errorf("followup: record: %w", err)
 		}
@@ -111,7 +105,7 @@ func (s *Sender) Send(ctx context.Context, lane work.Lane, interactionID, token,
 	}
 	var id *string
 	var merged string
-	err = s.DB.QueryRow(ctx, `UPDATE interaction_messages SET last_content = left(last_content || E'\n' || $2, 2000)
+	err = s.db.QueryRow(ctx, `UPDATE interaction_messages SET last_content = left(last_content || E'\n' || $2, 2000)
 		WHERE interaction_id = $1 AND last_message_id IS NOT NULL RETURNING last_message_id, last_content`,
 		interactionID, content).Scan(&id, &merged)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -128,7 +122,7 @@ func (s *Sender) Send(ctx context.Context, lane work.Lane, interactionID, token,
 }
 
 func (s *Sender) policy(lane work.Lane) Policy {
-	if p, ok := s.Budget.Policies[lane]; ok && lane != work.Events {
+	if p, ok := s.budget.Policies[lane]; ok && lane != work.Events {
 		return p
 	}
 	return Merge
@@ -137,12 +131,12 @@ func (s *Sender) policy(lane work.Lane) Policy {
 // reserve takes one message of the budget unless it is spent or the last
 // message went out within the coalesce window.
 func (s *Sender) reserve(ctx context.Context, interactionID string) (ok bool, sent int, err error) {
-	err = s.DB.QueryRow(ctx, `
+	err = s.db.QueryRow(ctx, `
 		INSERT INTO interaction_messages (interaction_id, sent) VALUES ($1, 1)
 		ON CONFLICT (interaction_id) DO UPDATE SET sent = interaction_messages.sent + 1
 		WHERE interaction_messages.sent < $2
 		  AND (interaction_messages.last_sent_at IS NULL OR interaction_messages.last_sent_at < now() - make_interval(secs => $3))
-		RETURNING sent`, interactionID, s.Budget.Max, s.Budget.Window.Seconds()).Scan(&sent)
+		RETURNING sent`, interactionID, s.budget.Max, s.budget.Window.Seconds()).Scan(&sent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, 0, nil
 	}
@@ -153,30 +147,14 @@ func (s *Sender) reserve(ctx context.Context, interactionID string) (ok bool, se
 }
 
 func (s *Sender) post(ctx context.Context, token, content string) (string, error) {
-	var m struct{ ID string }
-	err := s.call(ctx, http.MethodPost, "/webhooks/"+s.AppID+"/"+token+"?wait=true", content, &m)
-	return m.ID, err
+	m, err := s.discord.CreateFollowup(ctx, token, rest.WebhookMessage{Content: content})
+	if err != nil {
+		return "", err
+	}
+	return m.ID, nil
 }
 
 func (s *Sender) edit(ctx context.Context, token, messageID, content string) error {
-	return s.call(ctx, http.MethodPatch, "/webhooks/"+s.AppID+"/"+token+"/messages/"+messageID, content, nil)
-}
-
-func (s *Sender) call(ctx context.Context, method, path, content string, out any) error {
-	body, _ := json.Marshal(map[string]string{"content": content})
-	req, err := http.NewRequestWithContext(ctx, method, s.APIBase+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.Engine.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
+	_, err := s.discord.EditFollowup(ctx, token, messageID, rest.MessageEdit{Content: &content})
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
@@ -29,7 +30,8 @@ func setup(t *testing.T, b Budget) (*Sender, *simtest.Sim, sim.InteractionCreate
 		t.Fatalf("deferring the interaction: %d %s", r.Status, r.Body)
 	}
 	e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
-	return NewSender(pool, e, s.URL+"/api/v10", s.BotUserID(), b, prometheus.NewRegistry()), s, in
+	discord := rest.New(e, s.URL+"/api/v10", simtest.Token, s.BotUserID())
+	return NewSender(pool, discord, b, prometheus.NewRegistry()), s, in
 }
 
 // Past the budget, updates merge into the last message: five updates make
@@ -109,7 +111,7 @@ func TestCoalesceWindow(t *testing.T) {
 func lastMessage(t *testing.T, snd *Sender, interactionID string) string {
 	t.Helper()
 	var id string
-	if err := snd.DB.QueryRow(t.Context(), `SELECT last_message_id FROM interaction_messages WHERE interaction_id = $1`, interactionID).Scan(&id); err != nil {
+	if err := snd.db.QueryRow(t.Context(), `SELECT last_message_id FROM interaction_messages WHERE interaction_id = $1`, interactionID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -1,6 +1,6 @@
 // Package gateway holds herald's connection to Discord's gateway: one
-// discordgo session whose REST calls go through herald's transport engine,
-// and whose events reach herald's handlers.
+// discordgo session, used for the gateway only, whose interactions reach
+// herald's fast path. herald's REST calls go through internal/discord/rest.
 package gateway
 
 import (
@@ -9,14 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/work"
 )
 
 // Intents are the gateway events herald needs: guilds (roles, channels,
@@ -27,32 +23,22 @@ const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMembers | discor
 // Options configure a Session.
 type Options struct {
 	Token string
-	// Client sends the session's REST calls, herald's transport engine
-	// behind it; its base URL rewriting points discordgo at HERALD_DISCORD_API.
-	Client     *http.Client
+	// Transport sends discordgo's one REST call, GET /gateway, which it
+	// makes to find the gateway's URL: herald's transport engine, with
+	// the host rewritten to HERALD_DISCORD_API. Every other discordgo REST
+	// method is refused (see gatewayOnly).
+	Transport  http.RoundTripper
 	ShardID    int
 	ShardCount int
-	// Router and Catalog answer interactions; a nil Router answers every
-	// interaction as outdated. DB and Jobs hold the work handlers enqueue.
-	Router     *Router
-	Catalog    *i18n.Catalog
-	DB         *pgxpool.Pool
-	Jobs       *work.Client
-	Registerer prometheus.Registerer
-	Logger     *slog.Logger
+	// OnInteraction receives every INTERACTION_CREATE: herald's fast path.
+	OnInteraction func(*discordgo.Interaction)
+	Logger        *slog.Logger
 }
 
 // Session is one gateway connection.
 type Session struct {
-	dg      *discordgo.Session
-	log     *slog.Logger
-	client  *http.Client
-	router  *Router
-	catalog *i18n.Catalog
-	db      *pgxpool.Pool
-	jobs    *work.Client
-	fastPathMetrics
-	idle idleTracker
+	dg  *discordgo.Session
+	log *slog.Logger
 
 	mu      sync.Mutex
 	ready   bool
@@ -63,14 +49,14 @@ type Session struct {
 // Open connects to the gateway and returns once discordgo has identified;
 // READY arrives shortly after and Ready reports it.
 func Open(ctx context.Context, o Options) (*Session, error) {
-	if o.Catalog == nil || o.Client == nil || o.Logger == nil {
-		return nil, errors.New("gateway: Options need Client, Catalog and Logger")
+	if o.Transport == nil || o.OnInteraction == nil || o.Logger == nil {
+		return nil, errors.New("gateway: Options need Transport, OnInteraction and Logger")
 	}
 	dg, err := discordgo.New("Bot " + o.Token)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	dg.Client = o.Client
+	dg.Client = &http.Client{Transport: gatewayOnly{o.Transport}}
 	// The transport engine owns retries and rate limits; discordgo's own
 	// would sleep on 429s without bound and retry 502s blindly.
 	dg.ShouldRetryOnRateLimit = false
@@ -80,19 +66,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.ShardCount > 1 {
 		dg.ShardID, dg.ShardCount = o.ShardID, o.ShardCount
 	}
-	router := o.Router
-	if router == nil {
-		router = NewRouter()
-	}
-	s := &Session{dg: dg, log: o.Logger, client: o.Client, router: router, catalog: o.Catalog,
-		db: o.DB, jobs: o.Jobs, guilds: map[string]bool{}}
-	s.fastPathMetrics = newFastPathMetrics(o.Registerer)
+	s := &Session{dg: dg, log: o.Logger, guilds: map[string]bool{}}
 	dg.AddHandler(s.onReady)
 	dg.AddHandler(s.onResumed)
 	dg.AddHandler(s.onDisconnect)
 	dg.AddHandler(s.onGuildCreate)
 	dg.AddHandler(s.onGuildDelete)
-	dg.AddHandler(s.onInteraction)
+	dg.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { o.OnInteraction(ic.Interaction) })
 	if err := dg.Open(); err != nil {
 		return nil, fmt.Errorf("gateway: open: %w", err)
 	}
@@ -181,4 +161,16 @@ func RouteLibraryLogs(log *slog.Logger) {
 		}
 		log.Log(context.Background(), lvl, fmt.Sprintf(format, a...), "component", "discordgo")
 	}
+}
+
+// gatewayOnly lets discordgo's GET /gateway through and refuses every
+// other REST call: herald calls Discord only through internal/discord/rest,
+// whose typed errors the job layer understands.
+type gatewayOnly struct{ next http.RoundTripper }
+
+func (g gatewayOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/gateway") {
+		return g.next.RoundTrip(req)
+	}
+	return nil, fmt.Errorf("gateway: discordgo REST call %s refused: herald calls Discord through internal/discord/rest", req.Method)
 }

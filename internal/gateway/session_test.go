@@ -1,62 +1,37 @@
 package gateway
 
 import (
-	"bytes"
 	"log/slog"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
-	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func eventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func catalog(t *testing.T) *i18n.Catalog {
-	t.Helper()
-	c, err := i18n.New(locales.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func open(t *testing.T, s *simtest.Sim, router *Router, logs *syncBuffer) (*Session, *transport.Engine) {
+// options point a session at s through a transport engine of its own.
+func options(t *testing.T, s *simtest.Sim) (Options, *transport.Engine) {
 	t.Helper()
 	e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
 	rt, err := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := Open(t.Context(), Options{Token: simtest.Token, Client: &http.Client{Transport: rt}, Router: router,
-		Catalog: catalog(t), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	return Options{Token: simtest.Token, Transport: rt, OnInteraction: func(*discordgo.Interaction) {},
+		Logger: slog.New(slog.DiscardHandler)}, e
+}
+
+func open(t *testing.T, s *simtest.Sim, logs *logbuf.Buffer) (*Session, *transport.Engine) {
+	t.Helper()
+	o, e := options(t, s)
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	gw, err := Open(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +45,9 @@ func TestSessionLifecycle(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
 	s.CreateGuild(sim.DefaultFixture())
-	var logs syncBuffer
-	gw, e := open(t, s, nil, &logs)
-	eventually(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
+	var logs logbuf.Buffer
+	gw, e := open(t, s, &logs)
+	wait.Until(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
 	if gw.Discord().Identify.Intents != Intents {
 		t.Errorf("intents = %d, want %d", gw.Discord().Identify.Intents, Intents)
 	}
@@ -85,13 +60,13 @@ func TestSessionLifecycle(t *testing.T) {
 	}
 
 	s.SetFault(sim.Fault{Gateway: "disconnect", CloseCode: 4000})
-	eventually(t, "resumed", func() bool { return strings.Contains(logs.String(), "gateway resumed") && gw.Ready() == nil })
+	wait.Until(t, "resumed", func() bool { return strings.Contains(logs.String(), "gateway resumed") && gw.Ready() == nil })
 	if !strings.Contains(logs.String(), "gateway disconnected; reconnecting") {
 		t.Errorf("the drop was not logged:\n%s", logs.String())
 	}
 
 	s.CreateGuild(sim.Fixture{Name: "second"})
-	eventually(t, "second guild", func() bool { return gw.Guilds() == 2 })
+	wait.Until(t, "second guild", func() bool { return gw.Guilds() == 2 })
 
 	if err := gw.Close(); err != nil {
 		t.Fatal(err)
@@ -108,10 +83,9 @@ func TestSessionLifecycle(t *testing.T) {
 func TestOpenWithBadToken(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-right-token"}))
-	e := transport.New(transport.Config{})
-	rt, _ := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
-	_, err := Open(t.Context(), Options{Token: "wrong", Client: &http.Client{Transport: rt}, Catalog: catalog(t), Logger: slog.New(slog.DiscardHandler)})
-	if err == nil {
+	o, _ := options(t, s)
+	o.Token = "wrong"
+	if _, err := Open(t.Context(), o); err == nil {
 		t.Fatal("Open with a rejected token succeeded")
 	}
 }
@@ -127,23 +101,43 @@ func TestShardsSplitGuilds(t *testing.T) {
 	}
 	var sessions []*Session
 	for shard := range 2 {
-		e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
-		rt, _ := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
-		gw, err := Open(t.Context(), Options{Token: simtest.Token, Client: &http.Client{Transport: rt}, ShardID: shard, ShardCount: 2,
-			Catalog: catalog(t), Logger: slog.New(slog.DiscardHandler)})
+		o, _ := options(t, s)
+		o.ShardID, o.ShardCount = shard, 2
+		gw, err := Open(t.Context(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { gw.Close() })
 		sessions = append(sessions, gw)
 	}
-	eventually(t, "both ready", func() bool { return sessions[0].Ready() == nil && sessions[1].Ready() == nil })
-	eventually(t, "all guilds", func() bool { return sessions[0].Guilds()+sessions[1].Guilds() >= guilds })
+	wait.Until(t, "both ready", func() bool { return sessions[0].Ready() == nil && sessions[1].Ready() == nil })
+	wait.Until(t, "all guilds", func() bool { return sessions[0].Guilds()+sessions[1].Guilds() >= guilds })
 	time.Sleep(200 * time.Millisecond) // unsharded sessions would each go on to see every guild
 	if a, b := sessions[0].Guilds(), sessions[1].Guilds(); a+b != guilds {
 		t.Errorf("shards saw %d and %d guilds, want %d between them", a, b, guilds)
 	}
 	if sessions[0].Discord().Identify.Shard == nil || sessions[1].Discord().Identify.Shard == nil {
 		t.Error("sessions did not identify with a shard")
+	}
+}
+
+// discordgo's REST methods are refused before they reach Discord: herald
+// calls Discord only through internal/discord/rest.
+func TestDiscordgoRESTIsRefused(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	var logs logbuf.Buffer
+	gw, _ := open(t, s, &logs)
+	wait.Until(t, "ready", func() bool { return gw.Ready() == nil })
+	before := len(s.Server.Requests())
+	_, err := gw.Discord().ChannelMessageSend(g.Channel("general"), "bypass")
+	if err == nil || !strings.Contains(err.Error(), "internal/discord/rest") {
+		t.Fatalf("ChannelMessageSend = %v, want a refusal naming the REST client", err)
+	}
+	for _, r := range s.Server.Requests()[before:] {
+		if r.Method == "POST" {
+			t.Errorf("a refused call reached the simulator: %s %s", r.Method, r.Route)
+		}
 	}
 }

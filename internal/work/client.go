@@ -39,14 +39,15 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger,
 		// ordering is outermost (River runs the first middleware first), so
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
-		// finish, a cancel for a missing target is.
-		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}}}
+		// finish, a cancel for a missing target is. laneCalls is innermost:
+		// what it puts in the context reaches the worker.
+		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{}}}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
 		// A working client also keeps herald's bookkeeping tables small.
 		Register(o.Registry, &pruneWorker{db: pool})
 		cfg.Queues = Queues(o.Lanes)
 		cfg.Workers = o.Registry.workers
-		cfg.PeriodicJobs = []*river.PeriodicJob{pruneJob()}
+		cfg.PeriodicJobs = append([]*river.PeriodicJob{pruneJob()}, o.Registry.periodic...)
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {

@@ -1,11 +1,8 @@
 package work_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -13,15 +10,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
-// postArgs is a job that posts (or edits) one message through the
-// transport, as a feature's job would.
+// postArgs is a job that posts (or edits) one message through the REST
+// client, as a feature's job would.
 type postArgs struct {
 	ChannelID string
 	MessageID string // set: edit this message instead
@@ -32,45 +31,41 @@ func (postArgs) Kind() string { return "test_post" }
 
 type postWorker struct {
 	river.WorkerDefaults[postArgs]
-	engine *transport.Engine
-	base   string
-	runs   chan error
+	discord *rest.Client
+	runs    chan error
 }
 
+// Work sets no priority or max wait itself: the lane middleware does.
 func (w *postWorker) Work(ctx context.Context, j *river.Job[postArgs]) error {
-	// A job never sleeps on a rate limit: past 1 s it snoozes instead.
-	ctx = transport.WithMaxWait(ctx, time.Second)
-	method, path := "POST", "/channels/"+j.Args.ChannelID+"/messages"
-	body := map[string]any{"content": "from job " + j.Args.Nonce}
+	content := "from job " + j.Args.Nonce
+	var err error
 	if j.Args.MessageID != "" {
-		method, path = "PATCH", path+"/"+j.Args.MessageID
-	}
-	if j.Args.Nonce != "" {
-		body["nonce"], body["enforce_nonce"] = j.Args.Nonce, true
-		ctx = transport.WithIdempotent(ctx)
-	}
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequestWithContext(ctx, method, w.base+"/api/v10"+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bot "+simtest.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := w.engine.Do(req)
-	if resp != nil {
-		io.Copy(io.Discard, resp.Body)
+		_, err = w.discord.EditMessage(ctx, j.Args.ChannelID, j.Args.MessageID, rest.MessageEdit{Content: &content})
+	} else {
+		_, err = w.discord.CreateMessage(ctx, j.Args.ChannelID, rest.NewMessage{Content: content, Nonce: j.Args.Nonce})
 	}
 	w.runs <- err
 	return err
 }
 
-// herald is one process's job side: an engine and a River client.
+// discord is a REST client to s with an engine of its own.
+func discord(s *simtest.Sim, cfg transport.Config) *rest.Client {
+	cfg.ApplicationID = s.BotUserID()
+	return rest.New(transport.New(cfg), s.URL+"/api/v10", simtest.Token, s.BotUserID())
+}
+
+// herald is one process's job side: a REST client and a River client.
 func herald(t *testing.T, pool *pgxpool.Pool, s *simtest.Sim) (*work.Client, *postWorker) {
 	t.Helper()
-	w := &postWorker{engine: transport.New(transport.Config{ApplicationID: s.BotUserID()}), base: s.URL, runs: make(chan error, 8)}
+	w := &postWorker{discord: discord(s, transport.Config{}), runs: make(chan error, 8)}
 	return startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
 }
 
 // Discord's 30 s rate limit (6 s on a simulator at time scale 0.2) leaves
-// the job waiting — snoozed, no worker busy — and a herald restarted
-// during the wait resumes that same job afterwards, not a copy.
+// the job waiting — the call returns at once as rate limited because the
+// lane middleware set a max wait, and the job is snoozed with no worker
+// busy — and a herald restarted during the wait resumes that same job
+// afterwards, not a copy.
 func TestRateLimitedJobWaitsAndSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	const window = 6 * time.Second // 30 s at time scale 0.2
@@ -85,11 +80,13 @@ func TestRateLimitedJobWaitsAndSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := <-w.runs; err == nil {
-		t.Fatal("the first attempt should have met the rate limit")
+	// Without the lane's max wait the call would sleep 6 s in the engine,
+	// holding its worker; with it, the call comes back rate limited.
+	if err := <-w.runs; !errors.As(err, new(*transport.RateLimitedError)) {
+		t.Fatalf("first attempt: %v, want a RateLimitedError at once", err)
 	}
 	var st work.State
-	eventually(t, "waiting", func() bool {
+	wait.Until(t, "waiting", func() bool {
 		st, _ = work.JobState(t.Context(), first, res.Job.ID)
 		return st.Name == "waiting" && st.Reason == work.ReasonRateLimited
 	})
@@ -115,7 +112,7 @@ func TestRateLimitedJobWaitsAndSurvivesRestart(t *testing.T) {
 	case <-time.After(window + 5*time.Second):
 		t.Fatal("the job did not resume after the restart")
 	}
-	eventually(t, "done", func() bool { st, _ := work.JobState(t.Context(), second, res.Job.ID); return st.Name == "done" })
+	wait.Until(t, "done", func() bool { st, _ := work.JobState(t.Context(), second, res.Job.ID); return st.Name == "done" })
 	var jobs int
 	pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_post'`).Scan(&jobs)
 	if jobs != 1 || len(s.Messages(ch)) != 2 {
@@ -161,7 +158,7 @@ func TestDeletedTargetFailsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-w.runs
-	eventually(t, "failed", func() bool {
+	wait.Until(t, "failed", func() bool {
 		st, _ := work.JobState(t.Context(), c, res.Job.ID)
 		return st.Name == "failed" && st.Reason == work.ReasonTargetMissing && st.Attempts == 1
 	})
@@ -205,19 +202,13 @@ func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
 		jobID = id
 	}
 
-	engine := transport.New(transport.Config{ApplicationID: s.BotUserID(), Clock: s.Clock, QueueTimeout: -1})
+	client := discord(s, transport.Config{Clock: s.Clock, QueueTimeout: -1})
 	published := make(chan int64, 5)
 	done := make(chan error, 1)
 	go func() {
 		done <- work.RunSync(t.Context(), pool, jobID, "menu:"+msg.ID, func(ctx context.Context, rev int64) error {
-			b, _ := json.Marshal(map[string]any{"content": "menu rev " + strconv.FormatInt(rev, 10)})
-			req, _ := http.NewRequestWithContext(ctx, "PATCH", s.URL+"/api/v10/channels/"+ch+"/messages/"+msg.ID, bytes.NewReader(b))
-			req.Header.Set("Authorization", "Bot "+simtest.Token)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := engine.Do(req)
-			if resp != nil {
-				io.Copy(io.Discard, resp.Body)
-			}
+			content := "menu rev " + strconv.FormatInt(rev, 10)
+			_, err := client.EditMessage(ctx, ch, msg.ID, rest.MessageEdit{Content: &content})
 			published <- rev
 			return err
 		})
@@ -233,7 +224,7 @@ func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, "first attempt", func() bool { return edits() == 2 })
+	wait.Until(t, "first attempt", func() bool { return edits() == 2 })
 	if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,14 @@
 package work
 
 import (
+	"context"
+	"time"
+
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/transport"
 )
 
 // Lane is a River queue with its own worker count. River orders jobs by
@@ -37,4 +42,35 @@ func Queues(w config.LaneWorkers) map[string]river.QueueConfig {
 		string(Sync):        {MaxWorkers: w.Sync},
 		string(Background):  {MaxWorkers: w.Background},
 	}
+}
+
+// Priority is the transport priority of a lane's Discord calls, so inside
+// one bucket member-facing calls go first.
+func (l Lane) Priority() transport.Priority {
+	switch l {
+	case Interactive:
+		return transport.PriorityInteractive
+	case Sync:
+		return transport.PrioritySync
+	case Background:
+		return transport.PriorityBackground
+	default:
+		return transport.PriorityEvents
+	}
+}
+
+// MaxHold is the longest a job holds its worker waiting for a rate limit.
+// A longer wait makes the call return a *transport.RateLimitedError at
+// once, and the outcome middleware snoozes the job until exactly the
+// reset, holding no worker. Shorter waits are held: a snooze costs a
+// round through Postgres and River's fetch poll (1 s), more than they do.
+const MaxHold = time.Second
+
+// laneCalls puts the job's lane priority and MaxHold into the context of
+// every job, so no worker can forget them.
+type laneCalls struct{ river.MiddlewareDefaults }
+
+func (*laneCalls) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	ctx = transport.WithPriority(ctx, Lane(job.Queue).Priority())
+	return doInner(transport.WithMaxWait(ctx, MaxHold))
 }

@@ -40,19 +40,12 @@ func (k Key) String() string {
 // crash between commit and response still leaves the work to run.
 const Hold = 3 * time.Second
 
-// Enqueue records key in the ledger and inserts jobs in tx, held for Hold.
-// When the key is already recorded it inserts nothing and reports
-// inserted=false: a replay. The caller commits tx, answers the
-// interaction, then calls Release with the returned ids.
+// Enqueue inserts jobs in tx, held for Hold, and records key in the
+// ledger with their ids. When the key is already recorded it reports
+// inserted=false — a replay — and the caller must roll tx back, which
+// takes the jobs with it. The caller commits tx, answers the interaction,
+// then calls Release with the returned ids.
 func Enqueue(ctx context.Context, tx pgx.Tx, c *Client, key Key, jobs ...river.InsertManyParams) (ids []int64, inserted bool, err error) {
-	tag, err := tx.Exec(ctx, `INSERT INTO interaction_ledger (idempotency_key, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		key.String(), key.Event)
-	if err != nil {
-		return nil, false, fmt.Errorf("work: ledger %s: %w", key, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, false, nil
-	}
 	held := time.Now().Add(Hold)
 	params := make([]river.InsertManyParams, len(jobs))
 	for i, j := range jobs {
@@ -70,10 +63,35 @@ func Enqueue(ctx context.Context, tx pgx.Tx, c *Client, key Key, jobs ...river.I
 	for _, r := range res {
 		ids = append(ids, r.Job.ID)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE interaction_ledger SET job_ids = $2 WHERE idempotency_key = $1`, key.String(), ids); err != nil {
-		return nil, false, fmt.Errorf("work: ledger %s: %w", key, err)
+	if inserted, err = Record(ctx, tx, key, ids); err != nil || !inserted {
+		return nil, false, err
 	}
 	return ids, true, nil
+}
+
+// Record writes key in the ledger in tx with the jobs it caused. A key
+// already recorded reports inserted=false; a concurrent transaction
+// recording the same key makes this one wait for its outcome first.
+func Record(ctx context.Context, tx pgx.Tx, key Key, jobIDs []int64) (inserted bool, err error) {
+	if jobIDs == nil {
+		jobIDs = []int64{}
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO interaction_ledger (idempotency_key, event_id, job_ids) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		key.String(), key.Event, jobIDs)
+	if err != nil {
+		return false, fmt.Errorf("work: ledger %s: %w", key, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Recorded reports whether any key of the event is in the ledger: the
+// event was handled before, whatever its route version or intent.
+func Recorded(ctx context.Context, tx pgx.Tx, eventID string) (bool, error) {
+	var found bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM interaction_ledger WHERE event_id = $1)`, eventID).Scan(&found); err != nil {
+		return false, fmt.Errorf("work: ledger %s: %w", eventID, err)
+	}
+	return found, nil
 }
 
 // Release makes held jobs available at once.

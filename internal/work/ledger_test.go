@@ -20,8 +20,9 @@ func TestKeyFormat(t *testing.T) {
 }
 
 // The first Enqueue of a key inserts its jobs held; the same key again —
-// a replayed interaction — inserts nothing; Release makes the jobs
-// available; a rolled-back transaction leaves neither ledger row nor job.
+// a replayed interaction — reports it, and rolling back leaves nothing;
+// Release makes the jobs available; a rolled-back transaction leaves
+// neither ledger row nor job.
 func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -40,6 +41,10 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 		ids, inserted, err := work.Enqueue(ctx, tx, c, key, job, job)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if !inserted {
+			tx.Rollback(ctx)
+			return ids, inserted
 		}
 		if err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
@@ -87,5 +92,15 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 	pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs)
 	if n != 0 || jobs != 2 {
 		t.Errorf("after rollback: %d ledger rows, %d jobs; want 0 and the first 2", n, jobs)
+	}
+	tx, err = pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for event, want := range map[string]bool{"42": true, "43": false} {
+		if got, err := work.Recorded(ctx, tx, event); err != nil || got != want {
+			t.Errorf("Recorded(%s) = %v, %v; want %v", event, got, err, want)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -41,7 +42,7 @@ func TestJobMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer work.Stop(c, time.Second, time.Second)
-	eventually(t, "outcomes counted", func() bool {
+	wait.Until(t, "outcomes counted", func() bool {
 		return sample(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "needs_permission"}) == 1 &&
 			sample(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "rate_limited"}) >= 1
 	})

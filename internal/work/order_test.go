@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -71,7 +72,7 @@ func TestOrderedEventsRunInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer work.Stop(c, time.Second, time.Second)
-	eventually(t, "all three", func() bool {
+	wait.Until(t, "all three", func() bool {
 		var done int64
 		pool.QueryRow(ctx, `SELECT done_seq FROM event_order WHERE target = 'ticket:9'`).Scan(&done)
 		return done == 3

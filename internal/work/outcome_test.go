@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -78,7 +79,7 @@ func TestOutcomesByErrorClass(t *testing.T) {
 	}
 	for fail, st := range want {
 		var got work.State
-		eventually(t, fail+" settles", func() bool {
+		wait.Until(t, fail+" settles", func() bool {
 			got, _ = work.JobState(ctx, c, ids[fail])
 			return got.Name == st.Name && got.Reason == st.Reason
 		})
@@ -96,7 +97,7 @@ func TestOutcomesByErrorClass(t *testing.T) {
 	}
 	// After its wait the rate-limited job runs again and is done; no copy
 	// of it was made.
-	eventually(t, "rate-limited job done", func() bool {
+	wait.Until(t, "rate-limited job done", func() bool {
 		got, _ := work.JobState(ctx, c, ids["rate_limited"])
 		return got.Name == "done"
 	})
@@ -116,16 +117,5 @@ func TestStateOfHeldJob(t *testing.T) {
 	d := &rivertype.JobRow{State: rivertype.JobStateDiscarded, Attempt: 25, Errors: []rivertype.AttemptError{{Error: "502 after 6 attempts"}}, Metadata: []byte(`{}`)}
 	if s := work.StateOf(d, time.Now()); s.Name != "failed" || s.Reason != work.ReasonRetriesExhausted || s.Detail != "502 after 6 attempts" {
 		t.Errorf("discarded = %+v", s)
-	}
-}
-
-func eventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

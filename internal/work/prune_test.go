@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -24,7 +25,7 @@ func TestPruneOnStart(t *testing.T) {
 	}
 	c := startedClient(t, pool, func(r *work.Registry) { work.Register(r, &blockWorker{}) })
 	defer work.Stop(c, time.Second, time.Second)
-	eventually(t, "pruned", func() bool {
+	wait.Until(t, "pruned", func() bool {
 		var ledger, messages int
 		pool.QueryRow(ctx, `SELECT count(*) FROM interaction_ledger`).Scan(&ledger)
 		pool.QueryRow(ctx, `SELECT count(*) FROM interaction_messages`).Scan(&messages)

@@ -6,11 +6,12 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// Registry collects the job kinds features provide, so the client knows
-// whether it has anything to work.
+// Registry collects the job kinds and periodic jobs features provide, so
+// the client knows whether it has anything to work.
 type Registry struct {
-	workers *river.Workers
-	kinds   []string
+	workers  *river.Workers
+	kinds    []string
+	periodic []*river.PeriodicJob
 }
 
 // NewRegistry returns an empty registry.
@@ -23,6 +24,10 @@ func Register[T river.JobArgs](r *Registry, w river.Worker[T]) {
 	river.AddWorker(r.workers, w)
 	r.kinds = append(r.kinds, args.Kind())
 }
+
+// Periodic adds a job River inserts on a schedule; its kind must be
+// registered too.
+func (r *Registry) Periodic(j *river.PeriodicJob) { r.periodic = append(r.periodic, j) }
 
 // Kinds lists the registered job kinds, sorted.
 func (r *Registry) Kinds() []string {

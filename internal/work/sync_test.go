@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -92,7 +93,7 @@ func TestSyncCoalescesRevisions(t *testing.T) {
 	if rev := <-w.started; rev != 5 {
 		t.Fatalf("published revision %d, want 5", rev)
 	}
-	eventually(t, "recorded", func() bool {
+	wait.Until(t, "recorded", func() bool {
 		var published int64
 		pool.QueryRow(t.Context(), `SELECT published_revision FROM sync_targets WHERE target = 'menu:1'`).Scan(&published)
 		return published == 5
@@ -134,7 +135,7 @@ func TestSyncSerialisesPerTarget(t *testing.T) {
 		t.Fatalf("second publish = %d, want the newest, 3", rev)
 	}
 	w.gate <- struct{}{}
-	eventually(t, "recorded", func() bool {
+	wait.Until(t, "recorded", func() bool {
 		var published int64
 		pool.QueryRow(t.Context(), `SELECT published_revision FROM sync_targets WHERE target = 'menu:2'`).Scan(&published)
 		return published == 3

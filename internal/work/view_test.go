@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -45,11 +46,11 @@ func TestViewsExpire(t *testing.T) {
 	if got := <-w.rendered; got != "fresh" {
 		t.Fatalf("rendered %q", got)
 	}
-	eventually(t, "stale expired", func() bool {
+	wait.Until(t, "stale expired", func() bool {
 		s, _ := work.JobState(ctx, c, stale.Job.ID)
 		return s.Name == "expired" && s.Reason == work.ReasonExpired
 	})
-	eventually(t, "fresh done", func() bool {
+	wait.Until(t, "fresh done", func() bool {
 		s, _ := work.JobState(ctx, c, fresh.Job.ID)
 		return s.Name == "done"
 	})

@@ -5,26 +5,13 @@ import (
 	"net/http"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
-
-// eventually polls cond for up to five seconds; the gateway runs on real
-// time here because discordgo does.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestDiscordgoEndToEnd runs a stock discordgo Session against the
 // simulator: READY, a forced reconnect resumed without losing a dispatch,
@@ -82,8 +69,8 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 	}
 	t.Cleanup(func() { dg.Close() })
 
-	eventually(t, "READY", func() bool { mu.Lock(); defer mu.Unlock(); return ready })
-	eventually(t, "GUILD_CREATE", func() bool {
+	wait.Until(t, "READY", func() bool { mu.Lock(); defer mu.Unlock(); return ready })
+	wait.Until(t, "GUILD_CREATE", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return guildChannels == 4 && guildRoles == 7
@@ -94,9 +81,9 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 	for i := range 3 {
 		wantStatus(t, s.Do("POST", "/channels/"+general+"/messages", map[string]any{"content": fmt.Sprint("during-", i)}), 200)
 	}
-	eventually(t, "RESUMED", func() bool { mu.Lock(); defer mu.Unlock(); return resumed == 1 })
+	wait.Until(t, "RESUMED", func() bool { mu.Lock(); defer mu.Unlock(); return resumed == 1 })
 	wantStatus(t, s.Do("POST", "/channels/"+general+"/messages", map[string]any{"content": "after"}), 200)
-	eventually(t, "every MESSAGE_CREATE once", func() bool {
+	wait.Until(t, "every MESSAGE_CREATE once", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(contents) == 4
@@ -108,7 +95,7 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 	mu.Unlock()
 
 	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: general, UserID: g.Member("carol"), Kind: "command", Name: "ping"})
-	eventually(t, "the interaction ack", func() bool { return s.Interaction(in.ID).Acked })
+	wait.Until(t, "the interaction ack", func() bool { return s.Interaction(in.ID).Acked })
 	st := s.Interaction(in.ID)
 	if st.AckType != 4 {
 		t.Fatalf("ack %+v", st)
@@ -151,7 +138,7 @@ func TestGatewayEventsAndFaults(t *testing.T) {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { dg.Close() })
-	eventually(t, "READY", func() bool { return count("READY") == 1 })
+	wait.Until(t, "READY", func() bool { return count("READY") == 1 })
 
 	general := g.Channel("general")
 	m := s.Do("POST", "/channels/"+general+"/messages", map[string]any{"content": "bye"})
@@ -175,7 +162,7 @@ func TestGatewayEventsAndFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, typ := range []string{"GUILD_MEMBER_ADD", "MESSAGE_DELETE", "GUILD_ROLE_UPDATE", "GUILD_ROLE_DELETE", "THREAD_DELETE", "CHANNEL_DELETE", "GUILD_MEMBER_REMOVE"} {
-		eventually(t, typ, func() bool { return count(typ) == 1 })
+		wait.Until(t, typ, func() bool { return count(typ) == 1 })
 	}
 	if _, err := dg.State.Channel(g.Channel("roles")); err == nil {
 		t.Error("discordgo state still has the deleted channel")
@@ -184,11 +171,11 @@ func TestGatewayEventsAndFaults(t *testing.T) {
 	// A resumable close: discordgo resumes and misses nothing.
 	s.SetFault(sim.Fault{Gateway: "disconnect", CloseCode: 4000})
 	wantStatus(t, s.Do("POST", "/channels/"+general+"/messages", map[string]any{"content": "while away"}), 200)
-	eventually(t, "RESUMED after close 4000", func() bool { return count("RESUMED") == 1 })
-	eventually(t, "the buffered MESSAGE_CREATE", func() bool { return count("MESSAGE_CREATE") == 2 })
+	wait.Until(t, "RESUMED after close 4000", func() bool { return count("RESUMED") == 1 })
+	wait.Until(t, "the buffered MESSAGE_CREATE", func() bool { return count("MESSAGE_CREATE") == 2 })
 
 	// A non-resumable invalid session: discordgo identifies again.
 	s.SetFault(sim.Fault{Gateway: "invalidate_session"})
-	eventually(t, "a second READY", func() bool { return count("READY") == 2 })
-	eventually(t, "one session", func() bool { return s.GatewaySessions() == 1 })
+	wait.Until(t, "a second READY", func() bool { return count("READY") == 2 })
+	wait.Until(t, "one session", func() bool { return s.GatewaySessions() == 1 })
 }

@@ -36,7 +36,7 @@ func TestServerErrorsBackOff(t *testing.T) {
 	// beyond the 3 s reset, which started again.
 	d.sleepers(1)
 	d.clk.Advance(3 * time.Second)
-	if c := wait(t, ch); c.err != nil {
+	if c := finished(t, ch); c.err != nil {
 		t.Fatal(c.err)
 	}
 }
@@ -53,7 +53,7 @@ func TestServerErrorRetriesAreBounded(t *testing.T) {
 		d.sleepers(1)
 		d.clk.Advance(10 * time.Millisecond)
 	}
-	c := wait(t, ch)
+	c := finished(t, ch)
 	var tr *TransientError
 	if !errors.As(c.err, &tr) || tr.Status != 500 || tr.Attempts != 3 {
 		t.Fatalf("err = %v", c.err)
@@ -99,7 +99,7 @@ func TestLostAnswers(t *testing.T) {
 				d.sleepers(1)
 				d.clk.Advance(10 * time.Millisecond)
 			}
-			c := wait(t, ch)
+			c := finished(t, ch)
 			cls, _ := Classify(c.err)
 			switch {
 			case tc.unknown && cls != UnknownOutcome:
@@ -121,7 +121,7 @@ func TestBadGatewayOnCreateIsUnknownOutcome(t *testing.T) {
 		return reply{status: 502, body: `{"message":"502: Bad Gateway","code":0}`}
 	})
 	e := d.engine(Config{})
-	c := wait(t, d.send(t.Context(), e, "POST", msgs))
+	c := finished(t, d.send(t.Context(), e, "POST", msgs))
 	var uo *UnknownOutcomeError
 	if !errors.As(c.err, &uo) || uo.Status != 502 || len(d.requests()) != 1 {
 		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
@@ -162,7 +162,7 @@ func TestClassifyDiscordErrors(t *testing.T) {
 			return reply{status: tc.status, body: `{"message":"m","code":` + itoa(tc.code) + `,"errors":{"content":{"_errors":[]}}}`}
 		})
 		e := d.engine(Config{})
-		c := wait(t, d.send(t.Context(), e, "POST", msgs))
+		c := finished(t, d.send(t.Context(), e, "POST", msgs))
 		var api *APIError
 		if !errors.As(c.err, &api) || api.Code != tc.code || api.Status != tc.status {
 			t.Errorf("%d/%d: err = %v", tc.status, tc.code, c.err)
@@ -187,8 +187,8 @@ func TestUnauthorizedStopsAllRest(t *testing.T) {
 		return reply{status: 401, body: `{"message":"401: Unauthorized","code":0}`}
 	})
 	e := d.engine(Config{})
-	wait(t, d.send(t.Context(), e, "GET", "/users/@me"))
-	c := wait(t, d.send(t.Context(), e, "GET", "/channels/1"))
+	finished(t, d.send(t.Context(), e, "GET", "/users/@me"))
+	c := finished(t, d.send(t.Context(), e, "GET", "/channels/1"))
 	if !errors.Is(c.err, ErrUnauthorized) || len(d.requests()) != 1 {
 		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
 	}
@@ -207,12 +207,12 @@ func TestDeadWebhook(t *testing.T) {
 		return ok()
 	})
 	e := d.engine(Config{})
-	wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/tok"))
-	c := wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/tok"))
+	finished(t, d.send(t.Context(), e, "POST", "/webhooks/44/tok"))
+	c := finished(t, d.send(t.Context(), e, "POST", "/webhooks/44/tok"))
 	if cls, _ := Classify(c.err); cls != NotFound || len(d.requests()) != 1 {
 		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
 	}
-	if c := wait(t, d.send(t.Context(), e, "POST", "/webhooks/45/tok")); c.err != nil {
+	if c := finished(t, d.send(t.Context(), e, "POST", "/webhooks/45/tok")); c.err != nil {
 		t.Fatal(c.err)
 	}
 }
@@ -226,9 +226,9 @@ func TestInvalidRequestBudget(t *testing.T) {
 	})
 	e := d.engine(Config{InvalidLimit: 3})
 	for range 3 {
-		wait(t, d.send(t.Context(), e, "PUT", "/guilds/5/members/6/roles/7"))
+		finished(t, d.send(t.Context(), e, "PUT", "/guilds/5/members/6/roles/7"))
 	}
-	c := wait(t, d.send(t.Context(), e, "GET", "/channels/9"))
+	c := finished(t, d.send(t.Context(), e, "GET", "/channels/9"))
 	var ib *InvalidBudgetError
 	if !errors.As(c.err, &ib) || ib.Count != 3 || ib.RetryAfter <= 0 || ib.RetryAfter > 10*time.Minute {
 		t.Fatalf("err = %v", c.err)
@@ -237,7 +237,7 @@ func TestInvalidRequestBudget(t *testing.T) {
 		t.Fatalf("sent %d requests past the budget", len(d.requests())-3)
 	}
 	d.clk.Advance(10*time.Minute + time.Second)
-	if c := wait(t, d.send(t.Context(), e, "GET", "/channels/9")); c.err == nil || errors.As(c.err, &ib) {
+	if c := finished(t, d.send(t.Context(), e, "GET", "/channels/9")); c.err == nil || errors.As(c.err, &ib) {
 		t.Fatalf("after the window: err = %v, want Discord's 403 again", c.err)
 	}
 }
@@ -253,14 +253,14 @@ func TestInvalidWebhookTokenIsNotABadBotToken(t *testing.T) {
 		return ok()
 	})
 	e := d.engine(Config{})
-	c := wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/wrong"))
+	c := finished(t, d.send(t.Context(), e, "POST", "/webhooks/44/wrong"))
 	if cls, _ := Classify(c.err); cls != NotFound {
 		t.Fatalf("err = %v, class %s, want not_found", c.err, cls)
 	}
-	if c := wait(t, d.send(t.Context(), e, "GET", "/channels/1")); c.err != nil {
+	if c := finished(t, d.send(t.Context(), e, "GET", "/channels/1")); c.err != nil {
 		t.Fatalf("bot REST stopped after a webhook's 401: %v", c.err)
 	}
-	wait(t, d.send(t.Context(), e, "POST", "/webhooks/44/wrong"))
+	finished(t, d.send(t.Context(), e, "POST", "/webhooks/44/wrong"))
 	if n := len(d.requests()); n != 2 {
 		t.Errorf("the condemned webhook was called again: %d requests", n)
 	}

@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // discord is a scripted stand-in for Discord's REST API: each test says
@@ -107,17 +110,8 @@ func (d *discord) requests() []received {
 // waitRequests waits (in real time) until n requests have arrived.
 func (d *discord) waitRequests(n int) []received {
 	d.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := d.requests()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("got %d requests, want %d", len(got), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.Until(d.t, fmt.Sprintf("%d requests", n), func() bool { return len(d.requests()) >= n })
+	return d.requests()
 }
 
 // quiet asserts no request beyond n arrives within a short real-time pause.
@@ -168,7 +162,8 @@ func (d *discord) send(ctx context.Context, e *Engine, method, path string) <-ch
 	return ch
 }
 
-func wait(t *testing.T, ch <-chan call) call {
+// finished waits for a request started with start to return.
+func finished(t *testing.T, ch <-chan call) call {
 	t.Helper()
 	select {
 	case c := <-ch:
@@ -182,18 +177,11 @@ func wait(t *testing.T, ch <-chan call) call {
 // queued waits (in real time) until the engine holds n queued requests.
 func (d *discord) queued(e *Engine, n int) {
 	d.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.Until(d.t, fmt.Sprintf("%d queued requests", n), func() bool {
 		total := 0
 		for _, b := range e.Snapshot().Buckets {
 			total += b.QueueLength
 		}
-		if total == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("%d requests queued, want %d", total, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return total == n
+	})
 }

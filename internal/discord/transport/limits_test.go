@@ -19,8 +19,8 @@ func TestPreemptiveWaitIsExact(t *testing.T) {
 	e := d.engine(Config{})
 	ctx := t.Context()
 	t0 := d.clk.Now()
-	wait(t, d.send(ctx, e, "POST", msgs))
-	wait(t, d.send(ctx, e, "POST", msgs)) // Remaining 0, reset in 2.5 s
+	finished(t, d.send(ctx, e, "POST", msgs))
+	finished(t, d.send(ctx, e, "POST", msgs)) // Remaining 0, reset in 2.5 s
 	third := d.send(ctx, e, "POST", msgs)
 	d.sleepers(1)
 	d.clk.Advance(2499 * time.Millisecond)
@@ -30,7 +30,7 @@ func TestPreemptiveWaitIsExact(t *testing.T) {
 	if at := got[2].at.Sub(t0); at != 2500*time.Millisecond {
 		t.Errorf("third request sent at +%s, want +2.5s", at)
 	}
-	if c := wait(t, third); c.err != nil {
+	if c := finished(t, third); c.err != nil {
 		t.Fatal(c.err)
 	}
 }
@@ -84,7 +84,7 @@ func TestRateLimitScopes(t *testing.T) {
 			}
 			d.clk.Advance(time.Millisecond)
 			for _, ch := range []<-chan call{first, other, exempt} {
-				if c := wait(t, ch); c.err != nil {
+				if c := finished(t, ch); c.err != nil {
 					t.Fatal(c.err)
 				}
 			}
@@ -124,8 +124,8 @@ func TestEdgeBlockStopsEverything(t *testing.T) {
 		t.Error("snapshot does not show the edge block")
 	}
 	d.clk.Advance(time.Millisecond)
-	wait(t, first)
-	wait(t, exempt)
+	finished(t, first)
+	finished(t, exempt)
 }
 
 // The preemptive global limit spaces non-exempt requests to GlobalLimit per
@@ -150,7 +150,7 @@ func TestGlobalLimitAndExemption(t *testing.T) {
 	d.quiet(13)
 	d.clk.Advance(time.Millisecond)
 	for _, c := range calls {
-		if r := wait(t, c); r.err != nil {
+		if r := finished(t, c); r.err != nil {
 			t.Fatal(r.err)
 		}
 	}
@@ -172,7 +172,7 @@ func TestRateLimitRetriesAreBounded(t *testing.T) {
 			d.clk.Advance(10 * time.Millisecond)
 		}
 	}
-	c := wait(t, ch)
+	c := finished(t, ch)
 	var rl *RateLimitedError
 	if !errors.As(c.err, &rl) || rl.Scope != "user" || rl.RetryAfter != 10*time.Millisecond {
 		t.Fatalf("err = %v", c.err)
@@ -191,10 +191,10 @@ func TestMaxWait(t *testing.T) {
 	t.Parallel()
 	d := newDiscord(t, func(r *http.Request, n int) reply { return limited("h1", 1, 0, "30") })
 	e := d.engine(Config{})
-	wait(t, d.send(t.Context(), e, "POST", msgs))
+	finished(t, d.send(t.Context(), e, "POST", msgs))
 
 	short := WithMaxWait(t.Context(), 10*time.Second)
-	c := wait(t, d.send(short, e, "POST", msgs))
+	c := finished(t, d.send(short, e, "POST", msgs))
 	var rl *RateLimitedError
 	if !errors.As(c.err, &rl) || rl.RetryAfter != 30*time.Second || rl.Bucket == "" || rl.Scope != "user" {
 		t.Fatalf("err = %v", c.err)
@@ -202,7 +202,7 @@ func TestMaxWait(t *testing.T) {
 	long := d.send(WithMaxWait(t.Context(), time.Minute), e, "POST", msgs)
 	d.sleepers(1)
 	d.clk.Advance(30 * time.Second)
-	if c := wait(t, long); c.err != nil {
+	if c := finished(t, long); c.err != nil {
 		t.Fatal(c.err)
 	}
 	if len(d.requests()) != 2 {
@@ -217,13 +217,13 @@ func TestMaxWaitCountsTheQueueAhead(t *testing.T) {
 	d := newDiscord(t, func(r *http.Request, n int) reply { return limited("h1", 2, n%2, "5") })
 	e := d.engine(Config{})
 	ctx := t.Context()
-	wait(t, d.send(ctx, e, "POST", msgs)) // learns limit 2, window 5 s
+	finished(t, d.send(ctx, e, "POST", msgs)) // learns limit 2, window 5 s
 	for range 5 {
 		d.send(ctx, e, "POST", msgs)
 	}
 	d.waitRequests(2)
 	d.sleepers(1)
-	c := wait(t, d.send(WithMaxWait(ctx, 6*time.Second), e, "POST", msgs))
+	c := finished(t, d.send(WithMaxWait(ctx, 6*time.Second), e, "POST", msgs))
 	var rl *RateLimitedError
 	if !errors.As(c.err, &rl) || rl.RetryAfter <= 6*time.Second {
 		t.Fatalf("err = %v, want a refusal estimating more than 6 s", c.err)
@@ -252,7 +252,7 @@ func TestGlobalLimitCountsFromTheAnswer(t *testing.T) {
 	d.clk.Advance(5 * time.Second) // the first is still in flight
 	d.quiet(1)
 	close(release)
-	wait(t, slow) // answered at +5 s
+	finished(t, slow) // answered at +5 s
 	d.sleepers(1)
 	d.clk.Advance(999 * time.Millisecond)
 	d.quiet(1)
@@ -261,5 +261,5 @@ func TestGlobalLimitCountsFromTheAnswer(t *testing.T) {
 	if at := got[1].at.Sub(t0); at != 6*time.Second {
 		t.Errorf("second request at +%s, want +6s (answer + period)", at)
 	}
-	wait(t, next)
+	finished(t, next)
 }

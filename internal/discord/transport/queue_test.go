@@ -37,10 +37,10 @@ func TestCircuitBreaker(t *testing.T) {
 		d.clk.Advance(time.Millisecond)
 	}
 	var cb *CircuitOpenError
-	if c := wait(t, ch); !errors.As(c.err, &cb) || cb.ConsecutiveFailures != 3 || cb.RetryAfter != 30*time.Second {
+	if c := finished(t, ch); !errors.As(c.err, &cb) || cb.ConsecutiveFailures != 3 || cb.RetryAfter != 30*time.Second {
 		t.Fatalf("third failure: err = %v", c.err)
 	}
-	if c := wait(t, d.send(ctx, e, "GET", "/channels/1")); !errors.As(c.err, &cb) || len(d.requests()) != 3 {
+	if c := finished(t, d.send(ctx, e, "GET", "/channels/1")); !errors.As(c.err, &cb) || len(d.requests()) != 3 {
 		t.Fatalf("open circuit: err = %v after %d requests", c.err, len(d.requests()))
 	}
 	if cls, after := Classify(cb); cls != Transient || after != 30*time.Second {
@@ -50,11 +50,11 @@ func TestCircuitBreaker(t *testing.T) {
 	otherCall := d.send(other, e, "GET", "/channels/2")
 	d.waitRequests(4) // another bucket still reaches Discord
 	stop()
-	if c := wait(t, otherCall); !errors.Is(c.err, context.Canceled) {
+	if c := finished(t, otherCall); !errors.Is(c.err, context.Canceled) {
 		t.Fatalf("other bucket: err = %v", c.err)
 	}
 	d.clk.Advance(30 * time.Second)
-	if c := wait(t, d.send(ctx, e, "GET", "/channels/1")); !errors.As(c.err, &cb) {
+	if c := finished(t, d.send(ctx, e, "GET", "/channels/1")); !errors.As(c.err, &cb) {
 		t.Fatalf("failed probe: err = %v", c.err)
 	}
 	if got := d.count["GET /api/v10/channels/1"]; got != 4 {
@@ -67,7 +67,7 @@ func TestCircuitBreaker(t *testing.T) {
 	mu.Lock()
 	healthy = true
 	mu.Unlock()
-	if c := wait(t, d.send(ctx, e, "GET", "/channels/1")); c.err != nil {
+	if c := finished(t, d.send(ctx, e, "GET", "/channels/1")); c.err != nil {
 		t.Fatalf("good probe: %v", c.err)
 	}
 	if s := bucketOf(e, "GET", "/channels/1"); s.Breaker != "closed" || s.ConsecutiveFailures != 0 {
@@ -101,8 +101,8 @@ func TestBucketHashSharingAndRemap(t *testing.T) {
 	})
 	e := d.engine(Config{})
 	ctx := t.Context()
-	wait(t, d.send(ctx, e, "PUT", "/guilds/5/members/6/roles/7"))
-	wait(t, d.send(ctx, e, "DELETE", "/guilds/5/members/6/roles/7"))
+	finished(t, d.send(ctx, e, "PUT", "/guilds/5/members/6/roles/7"))
+	finished(t, d.send(ctx, e, "DELETE", "/guilds/5/members/6/roles/7"))
 	var shared int
 	for _, b := range e.Snapshot().Buckets {
 		if strings.HasPrefix(b.Name, "roles-v1#") {
@@ -123,7 +123,7 @@ func TestBucketHashSharingAndRemap(t *testing.T) {
 	d.reply = func(r *http.Request, n int) reply { return limited("roles-v2", 1, 0, "10") }
 	first := d.send(ctx, e, "PUT", "/guilds/5/members/6/roles/8")
 	d.waitRequests(3)
-	wait(t, first)
+	finished(t, first)
 	queued := []<-chan call{d.send(ctx, e, "PUT", "/guilds/5/members/6/roles/9"), d.send(ctx, e, "PUT", "/guilds/5/members/6/roles/10")}
 	d.sleepers(1)
 	d.quiet(3)
@@ -132,7 +132,7 @@ func TestBucketHashSharingAndRemap(t *testing.T) {
 	d.sleepers(1)
 	d.clk.Advance(10 * time.Second)
 	for _, ch := range queued {
-		if c := wait(t, ch); c.err != nil {
+		if c := finished(t, ch); c.err != nil {
 			t.Fatal(c.err)
 		}
 	}
@@ -153,13 +153,13 @@ func TestRemapMovesQueuedRequests(t *testing.T) {
 	})
 	e := d.engine(Config{})
 	ctx := t.Context()
-	wait(t, d.send(ctx, e, "POST", msgs)) // files the route under "old", exhausted for 5 s
+	finished(t, d.send(ctx, e, "POST", msgs)) // files the route under "old", exhausted for 5 s
 	a, b := d.send(ctx, e, "POST", msgs), d.send(ctx, e, "POST", msgs)
 	d.sleepers(1)
 	d.clk.Advance(5 * time.Second)
 	d.waitRequests(2) // answered with hash "new": the other queued request moves
 	for _, ch := range []<-chan call{a, b} {
-		if c := wait(t, ch); c.err != nil {
+		if c := finished(t, ch); c.err != nil {
 			t.Fatal(c.err)
 		}
 	}
@@ -178,7 +178,7 @@ func TestPriorityWithAging(t *testing.T) {
 	e := d.engine(Config{AgingStep: 2 * time.Second})
 	bg := WithPriority(t.Context(), PriorityBackground)
 	in := WithPriority(t.Context(), PriorityInteractive)
-	wait(t, d.send(bg, e, "PATCH", msgs+"/1")) // empties the bucket for 10 s
+	finished(t, d.send(bg, e, "PATCH", msgs+"/1")) // empties the bucket for 10 s
 	// Queued while the bucket is empty, with their ranks (queued at +
 	// 3 levels × 2 s for background): /2 bg at 0 s → 6, /4 bg at 2 s → 8,
 	// /3 interactive at 5 s → 5, /5 interactive at 7 s → 7.
@@ -200,7 +200,7 @@ func TestPriorityWithAging(t *testing.T) {
 		}
 	}
 	for _, c := range calls {
-		if r := wait(t, c); r.err != nil {
+		if r := finished(t, c); r.err != nil {
 			t.Fatal(r.err)
 		}
 	}
@@ -221,23 +221,23 @@ func TestQueueLimits(t *testing.T) {
 	t.Parallel()
 	d := newDiscord(t, func(r *http.Request, n int) reply { return limited("h", 1, 0, "60") })
 	e := d.engine(Config{MaxQueueDepth: 2, QueueTimeout: 10 * time.Second})
-	wait(t, d.send(t.Context(), e, "POST", msgs))
+	finished(t, d.send(t.Context(), e, "POST", msgs))
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancelled := d.send(ctx, e, "POST", msgs)
 	timed := d.send(t.Context(), e, "POST", msgs)
 	d.sleepers(3) // the worker and two queue timers
-	full := wait(t, d.send(t.Context(), e, "POST", msgs))
+	full := finished(t, d.send(t.Context(), e, "POST", msgs))
 	var qf *QueueFullError
 	if !errors.As(full.err, &qf) || qf.MaxDepth != 2 || qf.QueueLen != 2 {
 		t.Fatalf("full queue: err = %v", full.err)
 	}
 	cancel()
-	if c := wait(t, cancelled); !errors.Is(c.err, context.Canceled) {
+	if c := finished(t, cancelled); !errors.Is(c.err, context.Canceled) {
 		t.Fatalf("cancelled: err = %v", c.err)
 	}
 	d.clk.Advance(10 * time.Second)
-	c := wait(t, timed)
+	c := finished(t, timed)
 	var qt *QueueTimeoutError
 	if !errors.As(c.err, &qt) || qt.Waited != 10*time.Second || qt.Route != "POST /channels/{channel_id}/messages" {
 		t.Fatalf("queue timeout: err = %v", c.err)
@@ -255,7 +255,7 @@ func TestCancelAll(t *testing.T) {
 	t.Parallel()
 	d := newDiscord(t, func(r *http.Request, n int) reply { return limited("h", 1, 0, "60") })
 	e := d.engine(Config{})
-	wait(t, d.send(t.Context(), e, "POST", msgs))
+	finished(t, d.send(t.Context(), e, "POST", msgs))
 	a, b := d.send(t.Context(), e, "POST", msgs), d.send(t.Context(), e, "GET", "/guilds/1/roles")
 	d.waitRequests(2)
 	d.sleepers(1)
@@ -263,10 +263,10 @@ func TestCancelAll(t *testing.T) {
 		t.Errorf("CancelAll = %d, want 1 queued request", n)
 	}
 	var ce *CancelledError
-	if c := wait(t, a); !errors.As(c.err, &ce) || ce.Reason != "shutdown" {
+	if c := finished(t, a); !errors.As(c.err, &ce) || ce.Reason != "shutdown" {
 		t.Fatalf("err = %v", c.err)
 	}
-	if c := wait(t, b); c.err != nil {
+	if c := finished(t, b); c.err != nil {
 		t.Fatalf("the request already answered: %v", c.err)
 	}
 }
@@ -277,13 +277,13 @@ func TestIdleBucketsArePruned(t *testing.T) {
 	d := newDiscord(t, func(r *http.Request, n int) reply { return limited("cb", 1, 0, "1") })
 	e := d.engine(Config{IdleBucket: time.Minute})
 	for i := range 100 {
-		wait(t, d.send(t.Context(), e, "POST", "/interactions/"+itoa(i)+"/token"+itoa(i)+"/callback"))
+		finished(t, d.send(t.Context(), e, "POST", "/interactions/"+itoa(i)+"/token"+itoa(i)+"/callback"))
 	}
 	if n := len(e.Snapshot().Buckets); n != 100 {
 		t.Fatalf("buckets = %d, want one per interaction token", n)
 	}
 	d.clk.Advance(2 * time.Minute)
-	wait(t, d.send(t.Context(), e, "GET", "/users/@me"))
+	finished(t, d.send(t.Context(), e, "GET", "/users/@me"))
 	if n := len(e.Snapshot().Buckets); n != 1 {
 		t.Fatalf("buckets after idling = %d, want only the new one", n)
 	}
@@ -307,7 +307,7 @@ func TestDiagnosticsHaveNoSecrets(t *testing.T) {
 	d.waitRequests(1)
 	d.sleepers(1)
 	d.clk.Advance(time.Millisecond)
-	wait(t, ch)
+	finished(t, ch)
 	if n := testutil.ToFloat64(e.metrics.rateLimited.WithLabelValues("POST /webhooks/{webhook_id}/{webhook_token}", "shared")); n != 1 {
 		t.Errorf("shared 429s = %v", n)
 	}

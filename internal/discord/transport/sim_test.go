@@ -14,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // simClient sends through an engine to a simulator; with a fake clock the
@@ -127,7 +128,7 @@ func TestBurstAgainstSimulatorSeesNo429(t *testing.T) {
 		}()
 	}
 	for window := 1; window <= 2; window++ {
-		waitFor(t, "window", func() bool { return len(s.Server.Requests()) >= 5*window })
+		wait.Until(t, "window", func() bool { return len(s.Server.Requests()) >= 5*window })
 		if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
 			t.Fatal(err)
 		}
@@ -232,16 +233,5 @@ func TestSimulatorServerErrorsAreRetried(t *testing.T) {
 	}
 	if len(codes) != 3 || codes[0] != 503 || codes[1] != 503 || codes[2] != 200 {
 		t.Errorf("statuses = %v, want 503 503 200", codes)
-	}
-}
-
-func waitFor(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

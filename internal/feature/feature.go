@@ -1,0 +1,110 @@
+// Package feature is the contract between herald and its features (role
+// menus, tickets, the webhook proxy, the admin views). A feature is one
+// package that declares a Feature — its commands, settings, routes and
+// jobs — and one line in internal/app's list; `herald run`,
+// `register-commands`, `bench` and the test harness all build herald from
+// that list the same way.
+package feature
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Feature declares one feature.
+type Feature struct {
+	// Name is the feature's name in logs and errors.
+	Name string
+	// Commands returns the feature's entries in the commands/ catalog,
+	// localized from c (nil: none).
+	Commands func(c *i18n.Catalog) []*discordgo.ApplicationCommand
+	// Settings are the environment variables the feature reads; herald
+	// validates them with its own and Kit.Config.Var returns their values.
+	Settings []config.Var
+	// Build registers the feature's routes (Kit.Routes), job workers and
+	// periodic jobs (Kit.Jobs) with the pieces it needs from k.
+	Build func(k Kit) error
+}
+
+// Kit is what a feature is built with: herald's shared pieces, and the
+// router and job registry it adds to.
+type Kit struct {
+	Config config.Config
+	DB     *pgxpool.Pool
+	// Discord is the one REST client; every Discord call goes through it.
+	Discord *rest.Client
+	// Followups sends an interaction's follow-ups within its message budget.
+	Followups *followup.Sender
+	Catalog   *i18n.Catalog
+	Log       *slog.Logger
+	Metrics   prometheus.Registerer
+	Routes    *interaction.Mux
+	Jobs      *work.Registry
+}
+
+// Commands merges the features' declarations into the list Discord gets.
+func Commands(c *i18n.Catalog, fs ...Feature) ([]*discordgo.ApplicationCommand, error) {
+	var decls [][]*discordgo.ApplicationCommand
+	for _, f := range fs {
+		if f.Commands != nil {
+			decls = append(decls, f.Commands(c))
+		}
+	}
+	return commands.Merge(decls...)
+}
+
+// Settings lists the features' settings, for config.Load.
+func Settings(fs ...Feature) []config.Var {
+	var out []config.Var
+	for _, f := range fs {
+		out = append(out, f.Settings...)
+	}
+	return out
+}
+
+// Build builds every feature into k, then checks that each declared
+// command has a route and each command route a declaration, so a
+// mismatch stops herald at start-up instead of answering members
+// "outdated".
+func Build(k Kit, fs ...Feature) error {
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Name == "" || seen[f.Name] {
+			return fmt.Errorf("feature: %q: a feature needs a name of its own", f.Name)
+		}
+		seen[f.Name] = true
+		if f.Build == nil {
+			return fmt.Errorf("feature %s: no Build", f.Name)
+		}
+		if err := f.Build(k.with(f.Name)); err != nil {
+			return fmt.Errorf("feature %s: %w", f.Name, err)
+		}
+	}
+	declared, err := Commands(k.Catalog, fs...)
+	if err != nil {
+		return err
+	}
+	if err := k.Routes.Check(commands.Paths(declared)); err != nil {
+		return errors.Join(errors.New("feature: routes do not match the declared commands"), err)
+	}
+	return nil
+}
+
+// with gives a feature a logger that names it.
+func (k Kit) with(name string) Kit {
+	k.Log = k.Log.With("feature", name)
+	return k
+}

@@ -1,0 +1,215 @@
+// Package heraldtest runs herald in a test the way production wires it,
+// in the spirit of rivertest: a Discord simulator of the test's own
+// (validated against Discord's OpenAPI spec when HERALD_DISCORD_SPEC is
+// set), an isolated, migrated Postgres database, and the whole app built
+// by app.New — herald's features plus any the test adds — connected
+// through the gateway. Tests then act as members do in Discord: run a
+// command, click a button, pick from a select menu, submit a modal; and
+// wait for what herald does in the simulator with Eventually.
+//
+// A test binary using it calls pgtest.Main from TestMain.
+package heraldtest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/app"
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+	"github.com/herald-bot/herald/locales"
+)
+
+// Herald is one herald under test.
+type Herald struct {
+	// Sim is the test's Discord simulator.
+	Sim *simtest.Sim
+	// Guild is the guild the fixture created: its channels, roles and
+	// members by name.
+	Guild sim.FixtureResult
+	// DB is a pool on herald's database, for assertions.
+	DB *pgxpool.Pool
+	// App is herald itself; Config is what it runs with.
+	App    *app.App
+	Config config.Config
+
+	t        testing.TB
+	commands map[string]*discordgo.ApplicationCommand
+	logs     *logbuf.Buffer
+}
+
+type options struct {
+	features []feature.Feature
+	fixture  sim.Fixture
+	env      map[string]string
+	sim      []simtest.Option
+}
+
+// Option configures New.
+type Option func(*options)
+
+// WithFeatures adds features to herald's own, as app.New's extra ones.
+func WithFeatures(fs ...feature.Feature) Option {
+	return func(o *options) { o.features = append(o.features, fs...) }
+}
+
+// WithFixture loads f instead of the simulator's default guild.
+func WithFixture(f sim.Fixture) Option { return func(o *options) { o.fixture = f } }
+
+// WithEnv sets environment variables herald reads, over the harness's.
+func WithEnv(env map[string]string) Option {
+	return func(o *options) {
+		for k, v := range env {
+			o.env[k] = v
+		}
+	}
+}
+
+// WithSim passes options to the simulator (a time scale, limits...).
+func WithSim(opts ...simtest.Option) Option {
+	return func(o *options) { o.sim = append(o.sim, opts...) }
+}
+
+// New starts a simulator with one guild and herald connected to it, and
+// returns once herald is ready (/readyz answers 200). Everything stops
+// when the test ends.
+func New(t testing.TB, opts ...Option) *Herald {
+	t.Helper()
+	o := options{fixture: sim.DefaultFixture(), env: map[string]string{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := simtest.New(t, o.sim...)
+	g := s.CreateGuild(o.fixture)
+	dbURL := storetest.URL(t)
+	env := map[string]string{
+		"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": dbURL,
+		"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
+		"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "4", "HERALD_WORKERS_SYNC": "2", "HERALD_WORKERS_BACKGROUND": "1",
+	}
+	for k, v := range o.env {
+		env[k] = v
+	}
+	cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, o.features...)
+	if err != nil {
+		t.Fatalf("heraldtest: %v", err)
+	}
+	catalog, err := i18n.New(locales.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared, err := feature.Commands(catalog, append(app.Features(), o.features...)...)
+	if err != nil {
+		t.Fatalf("heraldtest: %v", err)
+	}
+	h := &Herald{Sim: s, Guild: g, Config: cfg, t: t, commands: map[string]*discordgo.ApplicationCommand{}, logs: &logbuf.Buffer{}}
+	for _, c := range declared {
+		h.commands[c.Name] = c
+	}
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	if h.App, err = app.New(ctx, cfg, log, o.features...); err != nil {
+		cancel()
+		t.Fatalf("heraldtest: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.App.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("heraldtest: herald stopped with %v", err)
+		}
+		if t.Failed() {
+			log := h.logs.String()
+			t.Logf("herald's log (its end):\n%s", log[max(0, len(log)-16<<10):])
+		}
+	})
+	if h.DB, err = pgxpool.New(ctx, dbURL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.DB.Close)
+	h.Eventually("herald ready", func() bool {
+		res, err := http.Get("http://" + h.App.AdminAddr() + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return h
+}
+
+// Eventually waits until cond holds, failing the test after
+// wait.Timeout.
+func (h *Herald) Eventually(what string, cond func() bool) {
+	h.t.Helper()
+	wait.Until(h.t, what, cond)
+}
+
+// Metrics is herald's /metrics page (Prometheus text format).
+func (h *Herald) Metrics() string {
+	h.t.Helper()
+	res, err := http.Get("http://" + h.App.AdminAddr() + "/metrics")
+	if err != nil {
+		h.t.Fatalf("heraldtest: /metrics: %v", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		h.t.Fatalf("heraldtest: /metrics: %v", err)
+	}
+	return string(b)
+}
+
+// Logs is everything herald logged so far (text format).
+func (h *Herald) Logs() string { return h.logs.String() }
+
+// Member is the id of the fixture member with that username.
+func (h *Herald) Member(username string) string {
+	return h.id("member", username, h.Guild.Member(username))
+}
+
+// Channel is the id of the fixture channel with that name.
+func (h *Herald) Channel(name string) string { return h.id("channel", name, h.Guild.Channel(name)) }
+
+// Role is the id of the fixture role with that name.
+func (h *Herald) Role(name string) string { return h.id("role", name, h.Guild.Role(name)) }
+
+func (h *Herald) id(kind, name, id string) string {
+	h.t.Helper()
+	if id == "" {
+		h.t.Fatalf("heraldtest: the fixture has no %s %q", kind, name)
+	}
+	return id
+}
+
+// Messages is a channel's messages, oldest first.
+func (h *Herald) Messages(channelID string) []*discordgo.Message {
+	h.t.Helper()
+	return h.Sim.Messages(channelID)
+}
+
+// Post posts a message as the bot itself (a menu to click, say) and
+// returns it.
+func (h *Herald) Post(channelID string, m map[string]any) *discordgo.Message {
+	h.t.Helper()
+	var out discordgo.Message
+	r := h.Sim.Do(http.MethodPost, "/channels/"+channelID+"/messages", m)
+	if r.Status != http.StatusOK {
+		h.t.Fatalf("heraldtest: post: %d %s", r.Status, r.Body)
+	}
+	r.JSON(h.t, &out)
+	return &out
+}

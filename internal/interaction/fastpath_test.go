@@ -1,0 +1,217 @@
+package interaction_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// noteArgs is a test job: it notes whether its interaction was already
+// answered when it ran.
+type noteArgs struct{ InteractionID string }
+
+func (noteArgs) Kind() string { return "test_note" }
+
+type noteWorker struct {
+	river.WorkerDefaults[noteArgs]
+	sim *sim.Server
+	ran chan bool
+}
+
+func (w *noteWorker) Work(_ context.Context, j *river.Job[noteArgs]) error {
+	st, _ := w.sim.Interaction(j.Args.InteractionID)
+	w.ran <- st.Acked
+	return nil
+}
+
+// tickets is a test feature: "Open ticket" saves a row and enqueues a
+// note in the fast-path transaction; "boom" fails after writing, "panic"
+// panics.
+type tickets struct {
+	worker    *noteWorker
+	mu        sync.Mutex
+	delivered *discordgo.Interaction
+}
+
+func (f *tickets) feature() feature.Feature {
+	return feature.Feature{Name: "tickets", Build: func(k feature.Kit) error {
+		k.Routes.Component("tickets:1:open", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			f.mu.Lock()
+			f.delivered = in.Interaction
+			f.mu.Unlock()
+			tx, err := in.Tx(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO guild_settings (guild_id) VALUES ($1)`, in.GuildID); err != nil {
+				return nil, err
+			}
+			err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: noteArgs{InteractionID: in.ID},
+				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+			return interaction.Deferred(true), err
+		})
+		k.Routes.Component("tickets:1:boom", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			tx, err := in.Tx(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO guild_settings (guild_id) VALUES ($1)`, in.GuildID); err != nil {
+				return nil, err
+			}
+			return nil, errors.New("database down")
+		})
+		k.Routes.Component("tickets:1:panic", func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			panic("a bug")
+		})
+		work.Register(k.Jobs, f.worker)
+		return nil
+	}}
+}
+
+func start(t *testing.T) (*heraldtest.Herald, *tickets, *discordgo.Message) {
+	t.Helper()
+	f := &tickets{worker: &noteWorker{ran: make(chan bool, 4)}}
+	h := heraldtest.New(t, heraldtest.WithFeatures(f.feature()))
+	f.worker.sim = h.Sim.Server
+	return h, f, h.Post(h.Channel("general"), map[string]any{"content": "Open a ticket"})
+}
+
+func count(t *testing.T, h *heraldtest.Herald, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := h.DB.QueryRow(t.Context(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The fast path commits the handler's row and job with the ledger row,
+// answers, and only then lets the job run. The same interaction delivered
+// again writes nothing, enqueues nothing, answers nothing and counts as a
+// dedupe hit.
+func TestAnswersBeforeWorkAndIgnoresReplays(t *testing.T) {
+	t.Parallel()
+	h, f, msg := start(t)
+	in := h.As("dave").Click(msg, "tickets:1:open")
+	if acked := <-f.worker.ran; !acked {
+		t.Fatal("the job ran before the interaction was answered")
+	}
+	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
+		t.Errorf("ack type = %d, want a deferred message", st.AckType)
+	}
+
+	f.mu.Lock()
+	again := f.delivered
+	f.mu.Unlock()
+	h.App.Deliver(again) // Discord delivers it again (a replay after RESUME)
+	if jobs, ledger, rows := count(t, h, `SELECT count(*) FROM river_job WHERE kind = 'test_note'`),
+		count(t, h, `SELECT count(*) FROM interaction_ledger WHERE event_id = $1`, in.ID),
+		count(t, h, `SELECT count(*) FROM guild_settings`); jobs != 1 || ledger != 1 || rows != 1 {
+		t.Errorf("after a replay: %d jobs, %d ledger rows, %d feature rows; want 1 of each", jobs, ledger, rows)
+	}
+	if m := h.Metrics(); !strings.Contains(m, "herald_interaction_dedupe_hits_total 1") ||
+		!strings.Contains(m, `herald_ack_latency_seconds_count{outcome="replay"} 1`) {
+		t.Errorf("dedupe not counted:\n%s", grep(m, "dedupe", "ack_latency_seconds_count"))
+	}
+	callbacks := 0
+	for _, r := range h.Sim.Requests() {
+		if r.Method == "POST" && strings.HasSuffix(r.Route, "/callback") {
+			callbacks++
+		}
+	}
+	if callbacks != 1 {
+		t.Errorf("%d callbacks, want 1: a replay is not answered again", callbacks)
+	}
+}
+
+// A handler that fails, or panics, leaves nothing behind: what it wrote
+// is rolled back, the member gets "something went wrong" in their
+// language, and herald goes on answering.
+func TestFailingHandlersChangeNothing(t *testing.T) {
+	t.Parallel()
+	h, _, msg := start(t)
+	for _, id := range []string{"tickets:1:boom", "tickets:1:panic"} {
+		if got := h.As("carol").Locale("fr").Click(msg, id).Reply(); !strings.Contains(got.Content, "Un problème") {
+			t.Errorf("%s answered %q", id, got.Content)
+		}
+	}
+	if n := count(t, h, `SELECT count(*) FROM guild_settings`); n != 0 {
+		t.Errorf("%d rows left behind by a failed handler", n)
+	}
+	if !strings.Contains(h.Logs(), "handler panicked: a bug") {
+		t.Error("the panic was not logged")
+	}
+	if h.As("carol").Click(msg, "tickets:1:open").Ack().AckType == 0 {
+		t.Error("herald stopped answering after a panic")
+	}
+}
+
+// A control herald does not know — forged, foreign, retired — gets an
+// ephemeral answer in the member's language, and nothing else happens.
+func TestUnknownControlsAreAnsweredAsOutdated(t *testing.T) {
+	t.Parallel()
+	h, _, msg := start(t)
+	before := len(h.Sim.Requests())
+	for _, tc := range []struct{ customID, locale, want string }{
+		{"not a herald id", "de", "nicht mehr aktuell"},
+		{"tickets:2:open", "fr", "plus à jour"}, // a version herald does not have
+		{"rolemenu:1:pick:1:2", "ko", "더 이상"},   // a feature that is not there
+		{"tickets:01:open", "en-US", "out of date"},
+	} {
+		got := h.As("bob").Locale(tc.locale).Click(msg, tc.customID).Reply()
+		if !strings.Contains(got.Content, tc.want) || got.Flags&discordgo.MessageFlagsEphemeral == 0 {
+			t.Errorf("%q (%s): answered %q (flags %d), want an ephemeral message containing %q", tc.customID, tc.locale, got.Content, got.Flags, tc.want)
+		}
+	}
+	for _, r := range h.Sim.Requests()[before:] {
+		if !strings.HasSuffix(r.Route, "/callback") && r.Method != "GET" {
+			t.Errorf("unexpected call %s %s: an outdated control must change nothing", r.Method, r.Route)
+		}
+	}
+	if n := count(t, h, `SELECT count(*) FROM river_job WHERE kind = 'test_note'`); n != 0 {
+		t.Errorf("%d jobs enqueued by outdated controls", n)
+	}
+}
+
+// An answer that cannot reach Discord within 3 seconds counts as a
+// timeout and, being the first interaction after an idle spell, as a
+// cold-start failure.
+func TestTimeoutsAreCounted(t *testing.T) {
+	t.Parallel()
+	h, _, msg := start(t)
+	h.Sim.SetFault(sim.Fault{Route: "POST /interactions/{interaction_id}/{interaction_token}/callback", LatencyMS: 3500})
+	h.As("bob").Click(msg, "tickets:9:gone")
+	h.Eventually("timeout counted", func() bool {
+		m := h.Metrics()
+		return strings.Contains(m, "herald_interaction_timeouts_total 1") &&
+			strings.Contains(m, "herald_interaction_first_after_idle_failures_total 1")
+	})
+}
+
+// grep keeps the lines of a metrics page that mention any of words.
+func grep(page string, words ...string) string {
+	var out []string
+	for _, line := range strings.Split(page, "\n") {
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				out = append(out, line)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}

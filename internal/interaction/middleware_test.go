@@ -1,0 +1,175 @@
+package interaction
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/locales"
+)
+
+func catalog(t *testing.T) *i18n.Catalog {
+	t.Helper()
+	c, err := i18n.New(locales.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// member builds a guild interaction of a member with perms, in lang.
+func member(t *testing.T, lang string, perms int64) *Interaction {
+	return &Interaction{
+		Interaction: &discordgo.Interaction{Type: discordgo.InteractionApplicationCommand, GuildID: "1",
+			Member: &discordgo.Member{User: &discordgo.User{ID: "42"}, Permissions: perms}},
+		Path: "/tickets/open", Localizer: catalog(t).For(lang, ""), Received: time.Now(),
+	}
+}
+
+func content(t *testing.T, h Handler, in *Interaction) string {
+	t.Helper()
+	r, err := h(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Data.Content
+}
+
+func TestGuildOnly(t *testing.T) {
+	t.Parallel()
+	h := GuildOnly(respond("ok"))
+	if got := content(t, h, member(t, "en", 0)); got != "ok" {
+		t.Errorf("in a guild: %q", got)
+	}
+	dm := member(t, "fr", 0)
+	dm.GuildID, dm.Member, dm.User = "", nil, &discordgo.User{ID: "42"}
+	if got := content(t, h, dm); !strings.Contains(got, "serveur") {
+		t.Errorf("in a DM: %q, want the French refusal", got)
+	}
+}
+
+// The permission comes from the payload's computed permissions;
+// Administrator implies every one; the refusal names it in the member's
+// language.
+func TestRequirePermission(t *testing.T) {
+	t.Parallel()
+	h := RequirePermission(discordgo.PermissionManageRoles)(respond("ok"))
+	for _, perms := range []int64{discordgo.PermissionManageRoles, discordgo.PermissionAdministrator} {
+		if got := content(t, h, member(t, "en", perms)); got != "ok" {
+			t.Errorf("perms %d: %q", perms, got)
+		}
+	}
+	if got := content(t, h, member(t, "de", discordgo.PermissionManageGuild)); !strings.Contains(got, "Rollen verwalten") {
+		t.Errorf("refusal = %q, want the German permission name", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a permission without a localized name must panic at registration")
+		}
+	}()
+	RequirePermission(discordgo.PermissionCreateInstantInvite)
+}
+
+// Every permission RequirePermission can name has a name in every
+// language.
+func TestPermissionNamesAreLocalized(t *testing.T) {
+	t.Parallel()
+	c := catalog(t)
+	for _, key := range permissionKeys {
+		if got := c.Localizations("permission." + key); len(got) < len(c.Languages()) {
+			t.Errorf("permission.%s: localized in %v only", key, got)
+		}
+	}
+}
+
+// A member may use a guarded route once per cooldown, per route and
+// guild; the refusal says how long is left, in seconds rounded up.
+func TestCooldown(t *testing.T) {
+	t.Parallel()
+	h := Cooldown(30 * time.Second)(respond("ok"))
+	first := member(t, "en", 0)
+	if got := content(t, h, first); got != "ok" {
+		t.Fatalf("first use: %q", got)
+	}
+	again := member(t, "en", 0)
+	again.Received = first.Received.Add(10*time.Second + time.Millisecond)
+	if got := content(t, h, again); !strings.Contains(got, "20 seconds") {
+		t.Errorf("within the cooldown: %q, want 20 seconds left", got)
+	}
+	other := member(t, "en", 0)
+	other.Member.User.ID = "43"
+	other.Received = again.Received
+	if got := content(t, h, other); got != "ok" {
+		t.Errorf("another member: %q", got)
+	}
+	later := member(t, "en", 0)
+	later.Received = first.Received.Add(30 * time.Second)
+	if got := content(t, h, later); got != "ok" {
+		t.Errorf("after the cooldown: %q", got)
+	}
+	auto := member(t, "en", 0)
+	auto.Type = discordgo.InteractionApplicationCommandAutocomplete
+	auto.Received = later.Received
+	if got := content(t, h, auto); got != "ok" {
+		t.Errorf("autocomplete is not limited: %q", got)
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	str, role := discordgo.ApplicationCommandOptionString, discordgo.ApplicationCommandOptionRole
+	i := command("rolemenu", sub(discordgo.ApplicationCommandOptionSubCommandGroup, "option",
+		sub(discordgo.ApplicationCommandOptionSubCommand, "add",
+			&discordgo.ApplicationCommandInteractionDataOption{Type: str, Name: "menu", Value: "colours", Focused: true},
+			&discordgo.ApplicationCommandInteractionDataOption{Type: role, Name: "role", Value: "7"},
+			&discordgo.ApplicationCommandInteractionDataOption{Type: discordgo.ApplicationCommandOptionInteger, Name: "max", Value: float64(3)},
+			&discordgo.ApplicationCommandInteractionDataOption{Type: discordgo.ApplicationCommandOptionUser, Name: "who", Value: "42"},
+		)))
+	d := i.Data.(discordgo.ApplicationCommandInteractionData)
+	d.Resolved = &discordgo.ApplicationCommandInteractionDataResolved{
+		Roles:   map[string]*discordgo.Role{"7": {ID: "7", Name: "Red"}},
+		Users:   map[string]*discordgo.User{"42": {ID: "42", Username: "bob"}},
+		Members: map[string]*discordgo.Member{"42": {Nick: "Bobby"}},
+	}
+	i.Data = d
+	o := (&Interaction{Interaction: i}).Options()
+	if o.String("menu") != "colours" || o.String("absent") != "" {
+		t.Errorf("strings: %q %q", o.String("menu"), o.String("absent"))
+	}
+	if n, ok := o.Int("max"); !ok || n != 3 {
+		t.Errorf("max = %d, %v", n, ok)
+	}
+	if r, ok := o.Role("role"); !ok || r.Name != "Red" {
+		t.Errorf("role = %+v, %v", r, ok)
+	}
+	if u, m, ok := o.User("who"); !ok || u.Username != "bob" || m.Nick != "Bobby" || m.User != u {
+		t.Errorf("user = %+v %+v %v", u, m, ok)
+	}
+	if _, ok := o.Channel("role"); ok {
+		t.Error("a role option read as a channel")
+	}
+	if name, value := o.Focused(); name != "menu" || value != "colours" {
+		t.Errorf("focused = %q %q", name, value)
+	}
+}
+
+// A handler's panic becomes an error: the member gets "failed", the
+// process lives.
+func TestRunRecoversPanics(t *testing.T) {
+	t.Parallel()
+	_, err := run(t.Context(), func(context.Context, *Interaction) (*discordgo.InteractionResponse, error) {
+		var m map[string]int
+		m["boom"]++
+		return nil, nil
+	}, &Interaction{})
+	if err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := run(t.Context(), func(context.Context, *Interaction) (*discordgo.InteractionResponse, error) { return nil, nil }, &Interaction{}); err == nil {
+		t.Error("a handler without a response must fail")
+	}
+}
