@@ -1,8 +1,21 @@
-// Package followup sends the follow-up messages an interaction causes,
-// within its message budget (seed 001): at most Max messages per
-// interaction, updates closer together than Window merged into the last
-// message, and past the budget merged or dropped by the lane's policy —
-// every merge and drop counted.
+// Package followup sends what an interaction's work has to tell the
+// member, exactly once and within the interaction's message budget
+// (seed 001): the first update fills the deferred reply (@original) with
+// an idempotent edit, later ones become follow-up messages up to Max per
+// interaction, updates closer together than Window merge into the last
+// message, and past the budget updates merge or drop by the lane's policy
+// — every merge and drop counted.
+//
+// Exactly once: every update carries a key (stable across a job's
+// retries); the plan for it is recorded before anything is sent, so a
+// retried job repeats only idempotent edits. A follow-up create — which
+// Discord cannot deduplicate — is marked as sending first; if its answer
+// is lost, or the process dies, the content is merged into the last
+// message by an edit instead of being posted again.
+//
+// Interactions answered with a deferred update (a component's type 6)
+// have no reply of their own; features answer members there with a
+// deferred message (interaction.Deferred).
 package followup
 
 import (
@@ -11,7 +24,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
@@ -28,7 +40,8 @@ const (
 	Drop  Policy = "drop"  // not sent, counted
 )
 
-// Budget limits the messages one interaction may cause.
+// Budget limits the messages one interaction may cause, its reply
+// included.
 type Budget struct {
 	Max    int           // max_messages_per_interaction
 	Window time.Duration // coalesce_window: closer updates merge
@@ -37,28 +50,28 @@ type Budget struct {
 	Policies map[work.Lane]Policy
 }
 
-// Sender posts follow-ups through herald's REST client.
+// Sender delivers updates through herald's REST client.
 type Sender struct {
 	db      *pgxpool.Pool
 	discord *rest.Client
 	budget  Budget
 	count   *prometheus.CounterVec
-	// interactions counts interactions with at least one follow-up, so
+	// interactions counts interactions with at least one message, so
 	// messages per interaction is herald_followup_messages_total{outcome="sent"}
 	// over it.
 	interactions prometheus.Counter
 }
 
-// NewSender builds a Sender and registers its counter.
+// NewSender builds a Sender and registers its counters.
 func NewSender(db *pgxpool.Pool, discord *rest.Client, b Budget, reg prometheus.Registerer) *Sender {
 	s := &Sender{db: db, discord: discord, budget: b,
 		count: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_followup_messages_total",
-			Help: "Follow-up updates by lane and what became of them (sent, merged, dropped).",
+			Help: "Updates to members by lane and what became of them (sent, merged, dropped, reconciled).",
 		}, []string{"lane", "outcome"}),
 		interactions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_followup_interactions_total",
-			Help: "Interactions that sent at least one follow-up; messages per interaction = sent follow-ups / this.",
+			Help: "Interactions that sent at least one message; messages per interaction = sent updates / this.",
 		})}
 	if reg != nil {
 		reg.MustRegister(s.count, s.interactions)
@@ -70,55 +83,43 @@ func NewSender(db *pgxpool.Pool, discord *rest.Client, b Budget, reg prometheus.
 type Result string
 
 const (
-	Sent    Result = "sent"
-	Merged  Result = "merged"
-	Dropped Result = "dropped"
+	Sent    Result = "sent"    // a message of its own (the reply, or a follow-up)
+	Merged  Result = "merged"  // appended to the last message
+	Dropped Result = "dropped" // beyond the budget, by policy
+	// Reconciled: a follow-up create whose answer was lost, merged into
+	// the last message instead of being posted again.
+	Reconciled Result = "reconciled"
 )
 
-// Send delivers content for the interaction as a follow-up, or merges or
-// drops it as the budget says. It is called from jobs; ctx carries the
-// job's priority.
-func (s *Sender) Send(ctx context.Context, lane work.Lane, interactionID, token, content string) (Result, error) {
-	reserved, n, err := s.reserve(ctx, interactionID)
+// Update is one thing to tell the member.
+type Update struct {
+	Lane          work.Lane
+	InteractionID string
+	// Key identifies the update across retries: a job's id, with a suffix
+	// when one job sends several.
+	Key     string
+	Content string
+}
+
+// JobKey is the key of the only update a job sends.
+func JobKey(jobID int64) string { return fmt.Sprintf("job-%d", jobID) }
+
+// Send delivers u, or merges or drops it as the budget says. It is called
+// from jobs (ctx carries the lane's priority) and is safe to call again
+// with the same key after any failure.
+func (s *Sender) Send(ctx context.Context, u Update) (Result, error) {
+	token, err := work.Token(ctx, s.db, u.InteractionID)
+	if errors.Is(err, work.ErrTokenExpired) {
+		return "", river.JobCancel(fmt.Errorf("%s: %w", work.ReasonExpired, err))
+	}
 	if err != nil {
 		return "", err
 	}
-	if reserved {
-		id, err := s.post(ctx, token, content)
-		if err != nil {
-			_, rerr := s.db.Exec(context.WithoutCancel(ctx), `UPDATE interaction_messages SET sent = sent - 1 WHERE interaction_id = $1`, interactionID)
-			return "", errors.Join(err, rerr)
-		}
-		if _, err := s.db.Exec(ctx, `UPDATE interaction_messages SET last_message_id = $2, last_content = $3, last_sent_at = now()
-			WHERE interaction_id = $1`, interactionID, id, content); err != nil {
-			return "", fmt.Errorf("followup: record: %w", err)
-		}
-		s.count.WithLabelValues(string(lane), string(Sent)).Inc()
-		if n == 1 {
-			s.interactions.Inc()
-		}
-		return Sent, nil
-	}
-	if s.policy(lane) == Drop {
-		s.count.WithLabelValues(string(lane), string(Dropped)).Inc()
-		return Dropped, nil
-	}
-	var id *string
-	var merged string
-	err = s.db.QueryRow(ctx, `UPDATE interaction_messages SET last_content = left(last_content || E'\n' || $2, 2000)
-		WHERE interaction_id = $1 AND last_message_id IS NOT NULL RETURNING last_message_id, last_content`,
-		interactionID, content).Scan(&id, &merged)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", river.JobSnooze(time.Second) // merge once the first message exists
-	}
+	p, err := s.plan(ctx, u)
 	if err != nil {
-		return "", fmt.Errorf("followup: merge: %w", err)
-	}
-	if err := s.edit(ctx, token, *id, merged); err != nil {
 		return "", err
 	}
-	s.count.WithLabelValues(string(lane), string(Merged)).Inc()
-	return Merged, nil
+	return s.deliver(ctx, u, token, p)
 }
 
 func (s *Sender) policy(lane work.Lane) Policy {
@@ -126,35 +127,4 @@ func (s *Sender) policy(lane work.Lane) Policy {
 		return p
 	}
 	return Merge
-}
-
-// reserve takes one message of the budget unless it is spent or the last
-// message went out within the coalesce window.
-func (s *Sender) reserve(ctx context.Context, interactionID string) (ok bool, sent int, err error) {
-	err = s.db.QueryRow(ctx, `
-		INSERT INTO interaction_messages (interaction_id, sent) VALUES ($1, 1)
-		ON CONFLICT (interaction_id) DO UPDATE SET sent = interaction_messages.sent + 1
-		WHERE interaction_messages.sent < $2
-		  AND (interaction_messages.last_sent_at IS NULL OR interaction_messages.last_sent_at < now() - make_interval(secs => $3))
-		RETURNING sent`, interactionID, s.budget.Max, s.budget.Window.Seconds()).Scan(&sent)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, 0, nil
-	}
-	if err != nil {
-		return false, 0, fmt.Errorf("followup: budget: %w", err)
-	}
-	return true, sent, nil
-}
-
-func (s *Sender) post(ctx context.Context, token, content string) (string, error) {
-	m, err := s.discord.CreateFollowup(ctx, token, rest.WebhookMessage{Content: content})
-	if err != nil {
-		return "", err
-	}
-	return m.ID, nil
-}
-
-func (s *Sender) edit(ctx context.Context, token, messageID, content string) error {
-	_, err := s.discord.EditFollowup(ctx, token, messageID, rest.MessageEdit{Content: &content})
-	return err
 }

@@ -1,6 +1,8 @@
 package followup
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,53 +21,85 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// setup answers one interaction deferred and returns a sender for it.
-func setup(t *testing.T, b Budget) (*Sender, *simtest.Sim, sim.InteractionCreated) {
+// world is one interaction answered deferred, its token in the ledger as
+// the fast path leaves it, and a sender for it.
+type world struct {
+	snd *Sender
+	s   *simtest.Sim
+	in  sim.InteractionCreated
+}
+
+func setup(t *testing.T, b Budget) *world {
 	t.Helper()
 	pool := storetest.Pool(t)
 	s := simtest.New(t)
 	g := s.CreateGuild(sim.DefaultFixture())
 	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channel("general"), UserID: g.Member("bob"), Kind: "command", Name: "status"})
-	if r := s.DoAs("POST", "/interactions/"+in.ID+"/"+in.Token+"/callback", "", map[string]any{"type": 5}); r.Status != 204 {
+	if r := s.DoAs("POST", "/interactions/"+in.ID+"/"+in.Token+"/callback", "", map[string]any{"type": 5, "data": map[string]any{"flags": 64}}); r.Status != 204 {
 		t.Fatalf("deferring the interaction: %d %s", r.Status, r.Body)
+	}
+	if _, err := pool.Exec(t.Context(), `INSERT INTO interaction_ledger (idempotency_key, event_id, token) VALUES ($1, $2, $3)`,
+		in.ID+":1:view", in.ID, in.Token); err != nil {
+		t.Fatal(err)
 	}
 	e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
 	discord := rest.New(e, s.URL+"/api/v10", simtest.Token, s.BotUserID())
-	return NewSender(pool, discord, b, prometheus.NewRegistry()), s, in
+	return &world{snd: NewSender(pool, discord, b, prometheus.NewRegistry()), s: s, in: in}
 }
 
-// Past the budget, updates merge into the last message: five updates make
-// three messages, the third carrying the last three updates.
+func (w *world) send(t *testing.T, lane work.Lane, key, content string) Result {
+	t.Helper()
+	r, err := w.snd.Send(t.Context(), Update{Lane: lane, InteractionID: w.in.ID, Key: key, Content: content})
+	if err != nil {
+		t.Fatalf("update %s: %v", key, err)
+	}
+	return r
+}
+
+// message reads one of the interaction's messages ("@original" or a
+// follow-up's id).
+func (w *world) message(t *testing.T, id string) discordgo.Message {
+	t.Helper()
+	var m discordgo.Message
+	w.s.DoAs("GET", "/webhooks/"+w.s.BotUserID()+"/"+w.in.Token+"/messages/"+id, "", nil).JSON(t, &m)
+	return m
+}
+
+func (w *world) last(t *testing.T) string {
+	t.Helper()
+	var id string
+	if err := w.snd.db.QueryRow(t.Context(), `SELECT last_message_id FROM interaction_messages WHERE interaction_id = $1`, w.in.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// The first update fills the deferred reply; the budget (3, the reply
+// included) allows two follow-ups; later updates merge into the last.
 func TestBudgetMergesBeyondMax(t *testing.T) {
 	t.Parallel()
-	snd, s, in := setup(t, Budget{Max: 3})
+	w := setup(t, Budget{Max: 3})
 	var got []Result
 	for i := range 5 {
-		r, err := snd.Send(t.Context(), work.Interactive, in.ID, in.Token, "step "+string(rune('1'+i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, r)
+		got = append(got, w.send(t, work.Interactive, fmt.Sprint("u", i), fmt.Sprint("step ", i+1)))
 	}
-	want := []Result{Sent, Sent, Sent, Merged, Merged}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("results = %v, want %v", got, want)
-		}
+	if want := []Result{Sent, Sent, Sent, Merged, Merged}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("results = %v, want %v", got, want)
 	}
-	if n := s.Interaction(in.ID).Followups; n != 3 {
-		t.Errorf("follow-ups = %d, want 3", n)
+	if reply := w.message(t, original); reply.Content != "step 1" || reply.Flags&discordgo.MessageFlagsEphemeral == 0 {
+		t.Errorf("reply = %q (flags %d), want the first step, still ephemeral", reply.Content, reply.Flags)
 	}
-	var last discordgo.Message
-	s.DoAs("GET", "/webhooks/"+s.BotUserID()+"/"+in.Token+"/messages/"+lastMessage(t, snd, in.ID), "", nil).JSON(t, &last)
-	if last.Content != "step 3\nstep 4\nstep 5" {
+	if n := w.s.Interaction(w.in.ID).Followups; n != 2 {
+		t.Errorf("follow-ups = %d, want 2", n)
+	}
+	if last := w.message(t, w.last(t)); last.Content != "step 3\nstep 4\nstep 5" {
 		t.Errorf("merged message = %q", last.Content)
 	}
-	if n := testutil.ToFloat64(snd.count.WithLabelValues("interactive", "merged")); n != 2 {
+	if n := testutil.ToFloat64(w.snd.count.WithLabelValues("interactive", "merged")); n != 2 {
 		t.Errorf("merged counter = %v", n)
 	}
-	if n := testutil.ToFloat64(snd.interactions); n != 1 {
-		t.Errorf("interactions with follow-ups = %v, want 1 (3 sent messages over 1 interaction)", n)
+	if n := testutil.ToFloat64(w.snd.interactions); n != 1 {
+		t.Errorf("interactions with messages = %v, want 1", n)
 	}
 }
 
@@ -73,18 +107,17 @@ func TestBudgetMergesBeyondMax(t *testing.T) {
 // are never dropped, whatever the policy says.
 func TestBudgetDropsByPolicy(t *testing.T) {
 	t.Parallel()
-	snd, s, in := setup(t, Budget{Max: 1, Policies: map[work.Lane]Policy{work.Background: Drop, work.Events: Drop}})
-	for _, step := range []struct {
+	w := setup(t, Budget{Max: 1, Policies: map[work.Lane]Policy{work.Background: Drop, work.Events: Drop}})
+	for i, step := range []struct {
 		lane work.Lane
 		want Result
 	}{{work.Background, Sent}, {work.Background, Dropped}, {work.Events, Merged}} {
-		r, err := snd.Send(t.Context(), step.lane, in.ID, in.Token, "update")
-		if err != nil || r != step.want {
-			t.Fatalf("%s: %v, %v; want %s", step.lane, r, err, step.want)
+		if r := w.send(t, step.lane, fmt.Sprint(i), "update"); r != step.want {
+			t.Fatalf("%s: %v, want %s", step.lane, r, step.want)
 		}
 	}
-	if n := s.Interaction(in.ID).Followups; n != 1 {
-		t.Errorf("follow-ups = %d, want 1", n)
+	if n := w.s.Interaction(w.in.ID).Followups; n != 0 {
+		t.Errorf("follow-ups = %d, want none: the reply holds everything", n)
 	}
 }
 
@@ -92,27 +125,97 @@ func TestBudgetDropsByPolicy(t *testing.T) {
 // budget.
 func TestCoalesceWindow(t *testing.T) {
 	t.Parallel()
-	snd, s, in := setup(t, Budget{Max: 10, Window: time.Hour})
-	for _, want := range []Result{Sent, Merged, Merged} {
-		if r, err := snd.Send(t.Context(), work.Sync, in.ID, in.Token, "x"); err != nil || r != want {
-			t.Fatalf("got %v, %v; want %s", r, err, want)
+	w := setup(t, Budget{Max: 10, Window: time.Hour})
+	for i, want := range []Result{Sent, Merged, Merged} {
+		if r := w.send(t, work.Sync, fmt.Sprint(i), "x"); r != want {
+			t.Fatalf("got %v, want %s", r, want)
 		}
 	}
-	if n := s.Interaction(in.ID).Followups; n != 1 {
-		t.Errorf("follow-ups = %d, want 1", n)
-	}
-	var last discordgo.Message
-	s.DoAs("GET", "/webhooks/"+s.BotUserID()+"/"+in.Token+"/messages/"+lastMessage(t, snd, in.ID), "", nil).JSON(t, &last)
-	if last.Content != "x\nx\nx" {
-		t.Errorf("coalesced message = %q", last.Content)
+	if reply := w.message(t, original); reply.Content != "x\nx\nx" {
+		t.Errorf("coalesced reply = %q", reply.Content)
 	}
 }
 
-func lastMessage(t *testing.T, snd *Sender, interactionID string) string {
-	t.Helper()
-	var id string
-	if err := snd.db.QueryRow(t.Context(), `SELECT last_message_id FROM interaction_messages WHERE interaction_id = $1`, interactionID).Scan(&id); err != nil {
+// An update sent again with its key — a job retried after any failure —
+// repeats only an idempotent edit: no second message, no second merge.
+func TestRetriedUpdatesAreNotRepeated(t *testing.T) {
+	t.Parallel()
+	w := setup(t, Budget{Max: 3})
+	for range 2 {
+		w.send(t, work.Interactive, "a", "first")
+		w.send(t, work.Interactive, "b", "second")
+	}
+	if n := w.s.Interaction(w.in.ID).Followups; n != 1 {
+		t.Errorf("follow-ups = %d, want 1", n)
+	}
+	if m := w.message(t, w.last(t)); m.Content != "second" {
+		t.Errorf("follow-up = %q", m.Content)
+	}
+	w.send(t, work.Interactive, "c", "third")
+	w.send(t, work.Interactive, "d", "fourth")
+	w.send(t, work.Interactive, "d", "fourth")
+	if m := w.message(t, w.last(t)); m.Content != "third\nfourth" {
+		t.Errorf("after a repeated merge: %q", m.Content)
+	}
+}
+
+// A follow-up whose answer is lost (Discord created it, the connection
+// died) is not posted again: its content is merged into the last message
+// by an edit, and the member never gets a second message — also when the
+// job is retried afterwards.
+func TestLostCreateIsReconciledNotResent(t *testing.T) {
+	t.Parallel()
+	w := setup(t, Budget{Max: 3})
+	w.send(t, work.Interactive, "a", "ticket opened")
+	w.s.SetFault(sim.Fault{Route: "POST /webhooks/{webhook_id}/{webhook_token}", DropAfterApply: 1})
+	if r := w.send(t, work.Interactive, "b", "a moderator will answer"); r != Reconciled {
+		t.Errorf("lost create = %s, want reconciled", r)
+	}
+	w.send(t, work.Interactive, "b", "a moderator will answer") // the job retried
+	if n := w.s.Interaction(w.in.ID).Followups; n != 1 {
+		t.Errorf("follow-ups = %d, want the one Discord created", n)
+	}
+	if reply := w.message(t, original); reply.Content != "ticket opened\na moderator will answer" {
+		t.Errorf("reply = %q, want the lost follow-up merged into it", reply.Content)
+	}
+	if n := testutil.ToFloat64(w.snd.count.WithLabelValues("interactive", "reconciled")); n != 1 {
+		t.Errorf("reconciled counter = %v", n)
+	}
+}
+
+// A create marked as sending by a process that died before it learned
+// the outcome is reconciled by the next attempt, not posted again.
+func TestCrashAfterMarkIsReconciled(t *testing.T) {
+	t.Parallel()
+	w := setup(t, Budget{Max: 3})
+	w.send(t, work.Interactive, "a", "first")
+	u := Update{Lane: work.Interactive, InteractionID: w.in.ID, Key: "b", Content: "second"}
+	if _, err := w.snd.plan(t.Context(), u); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	if err := w.snd.mark(t.Context(), u, true); err != nil { // ...and the process died here
+		t.Fatal(err)
+	}
+	if r := w.send(t, work.Interactive, "b", "second"); r != Reconciled {
+		t.Errorf("retry after the crash = %s, want reconciled", r)
+	}
+	if n := w.s.Interaction(w.in.ID).Followups; n != 0 {
+		t.Errorf("follow-ups = %d, want none posted after the crash", n)
+	}
+	if reply := w.message(t, original); !strings.HasSuffix(reply.Content, "second") {
+		t.Errorf("reply = %q", reply.Content)
+	}
+}
+
+// Once the token has expired nothing is sent; the job ends.
+func TestExpiredToken(t *testing.T) {
+	t.Parallel()
+	w := setup(t, Budget{Max: 3})
+	if _, err := w.snd.db.Exec(t.Context(), `UPDATE interaction_ledger SET token = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.snd.Send(t.Context(), Update{Lane: work.Interactive, InteractionID: w.in.ID, Key: "a", Content: "late"})
+	if err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("err = %v", err)
+	}
 }

@@ -108,7 +108,7 @@ func (f *FastPath) Handle(i *discordgo.Interaction) {
 		}
 	}
 	// The work runs whether or not the answer got through: it is durable.
-	if err := work.Release(context.WithoutCancel(ctx), f.o.Jobs, in.held); err != nil {
+	if err := work.Release(context.WithoutCancel(ctx), f.o.DB, in.held); err != nil {
 		log.Warn("jobs stay held until their hold ends", "err", err)
 	}
 }

@@ -89,7 +89,7 @@ func (in *Interaction) Enqueue(ctx context.Context, intent work.Intent, jobs ...
 			jobs[i].InsertOpts = work.ForGuild(jobs[i].InsertOpts, in.GuildID)
 		}
 	}
-	ids, inserted, err := work.Enqueue(ctx, tx, in.fp.o.Jobs, in.key(intent), jobs...)
+	ids, inserted, err := work.Enqueue(ctx, tx, in.fp.o.Jobs, in.entry(intent), jobs...)
 	if err != nil {
 		return err
 	}
@@ -117,15 +117,17 @@ func (in *Interaction) RequestSync(ctx context.Context, target string, revision 
 	if err != nil {
 		return err
 	}
-	inserted, err := work.Record(ctx, tx, in.key(work.IntentSync), []int64{id})
+	inserted, err := work.Record(ctx, tx, in.entry(work.IntentSync), []int64{id})
 	if err == nil && !inserted {
 		in.replay, err = true, ErrReplay
 	}
 	return err
 }
 
-func (in *Interaction) key(intent work.Intent) work.Key {
-	return work.Key{Event: in.ID, RouteVersion: in.RouteVersion, Intent: intent}
+// entry is the ledger row of this interaction's work of one intent; it
+// keeps the token for the follow-ups.
+func (in *Interaction) entry(intent work.Intent) work.Entry {
+	return work.Entry{Key: work.Key{Event: in.ID, RouteVersion: in.RouteVersion, Intent: intent}, Token: in.Token}
 }
 
 // Locales returns the member's and the guild's locale (either may be ""),

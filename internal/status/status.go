@@ -27,7 +27,7 @@ func Feature() feature.Feature {
 
 func build(k feature.Kit) error {
 	k.Routes.Route("/herald", func(r *interaction.Mux) {
-		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild))
+		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
 		r.Command("/jobs", jobs)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog})
@@ -35,17 +35,20 @@ func build(k feature.Kit) error {
 }
 
 // reportArgs is the job /herald jobs enqueues: a view, useless once the
-// interaction's token has expired.
+// interaction's token has expired. The token itself stays in the ledger.
 type reportArgs struct {
 	work.View
 	GuildID       string `json:"guild_id"`
 	InteractionID string `json:"interaction_id"`
-	Token         string `json:"token"`
 	Locale        string `json:"locale"`
 	GuildLocale   string `json:"guild_locale"`
 }
 
 func (reportArgs) Kind() string { return "status_jobs_report" }
+
+// cooldown is how often one admin may ask for a report: each counts the
+// guild's jobs in Postgres.
+const cooldown = 10 * time.Second
 
 // tokenLife is how long an interaction token stays usable (15 min), less
 // a margin for the follow-up itself.
@@ -57,7 +60,7 @@ func jobs(ctx context.Context, in *interaction.Interaction) (*discordgo.Interact
 	userLocale, guildLocale := in.Locales()
 	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
 		Args: reportArgs{View: work.View{DeadlineAt: in.Received.Add(tokenLife)}, GuildID: in.GuildID,
-			InteractionID: in.ID, Token: in.Token, Locale: userLocale, GuildLocale: guildLocale},
+			InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
 		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 	})
 	if err != nil {
@@ -90,6 +93,7 @@ func (w *reportWorker) Work(ctx context.Context, j *river.Job[reportArgs]) error
 	}
 	loc := w.catalog.For(j.Args.Locale, j.Args.GuildLocale)
 	text := loc.T("jobs.report.summary", map[string]any{"Queued": c.Queued, "Running": c.Running, "Waiting": c.Waiting, "Failed": c.Failed})
-	_, err = w.followups.Send(ctx, work.Interactive, j.Args.InteractionID, j.Args.Token, text)
+	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: j.Args.InteractionID,
+		Key: followup.JobKey(j.ID), Content: text})
 	return err
 }

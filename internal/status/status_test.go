@@ -15,8 +15,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // /herald jobs end to end: gateway event in the simulator → fast ACK
 // (deferred, ephemeral) → River job → follow-up observed in the
-// simulator, counting only the calling guild's work; a member without
-// Manage Server is refused and nothing is enqueued.
+// simulator, counting only the calling guild's work, with the token kept
+// out of the job's args; a second report within the cooldown and a member
+// without Manage Server are refused, and nothing more is enqueued.
 func TestJobsReport(t *testing.T) {
 	t.Parallel()
 	f := sim.DefaultFixture()
@@ -36,6 +37,16 @@ func TestJobsReport(t *testing.T) {
 	report := admin.Reply() // the first follow-up fills the deferred message
 	if !strings.Contains(report.Content, "0 in der Warteschlange, 1 laufen") || report.Flags&discordgo.MessageFlagsEphemeral == 0 {
 		t.Errorf("report = %q (flags %d), want the German summary counting only its own job, running, ephemeral", report.Content, report.Flags)
+	}
+
+	var leaked int
+	h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE args::text LIKE '%' || $1 || '%'`, admin.Token).Scan(&leaked)
+	if leaked != 0 {
+		t.Error("the interaction's token is in a job's args")
+	}
+	again := h.As("erin").Command("general", "/herald/jobs", nil)
+	if m := again.Reply(); !strings.Contains(m.Content, "You can do this again in") {
+		t.Errorf("a second report within the cooldown answered %q", m.Content)
 	}
 
 	refused := h.As("bob").Command("general", "/herald/jobs", nil)

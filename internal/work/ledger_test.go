@@ -1,6 +1,7 @@
 package work_test
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -38,7 +40,7 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids, inserted, err := work.Enqueue(ctx, tx, c, key, job, job)
+		ids, inserted, err := work.Enqueue(ctx, tx, c, work.Entry{Key: key}, job, job)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT job_ids FROM interaction_ledger WHERE idempotency_key = $1`, key.String()).Scan(&stored); err != nil || len(stored) != 2 {
 		t.Fatalf("ledger job_ids = %v, %v", stored, err)
 	}
-	if err := work.Release(ctx, c, ids); err != nil {
+	if err := work.Release(ctx, pool, ids); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
@@ -82,7 +84,7 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := work.Key{Event: "43", RouteVersion: 1, Intent: work.IntentEvent}
-	if _, _, err := work.Enqueue(ctx, tx, c, other, job); err != nil {
+	if _, _, err := work.Enqueue(ctx, tx, c, work.Entry{Key: other}, job); err != nil {
 		t.Fatal(err)
 	}
 	tx.Rollback(ctx)
@@ -102,5 +104,57 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 		if got, err := work.Recorded(ctx, tx, event); err != nil || got != want {
 			t.Errorf("Recorded(%s) = %v, %v; want %v", event, got, err, want)
 		}
+	}
+}
+
+// countArgs is a test job that counts its runs.
+type countArgs struct{}
+
+func (countArgs) Kind() string { return "test_count" }
+
+type countWorker struct {
+	river.WorkerDefaults[countArgs]
+	runs chan int64
+}
+
+func (w *countWorker) Work(_ context.Context, j *river.Job[countArgs]) error {
+	w.runs <- j.ID
+	return nil
+}
+
+// Release starts a held job at once, and only a held one: releasing a
+// job again after it finished (a late or repeated Release) leaves it
+// finished instead of running it a second time.
+func TestReleaseOnlyHeldJobs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := storetest.Pool(t)
+	w := &countWorker{runs: make(chan int64, 4)}
+	c := startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, _, err := work.Enqueue(ctx, tx, c, work.Entry{Key: work.Key{Event: "7", RouteVersion: 1, Intent: work.IntentEvent}},
+		river.InsertManyParams{Args: countArgs{}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := work.Release(ctx, pool, ids); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := c.JobGet(ctx, ids[0]); j.State == rivertype.JobStateScheduled {
+		t.Fatal("the released job is still held")
+	}
+	<-w.runs
+	wait.Until(t, "completed", func() bool { j, _ := c.JobGet(ctx, ids[0]); return j.State == rivertype.JobStateCompleted })
+	if err := work.Release(ctx, pool, ids); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := c.JobGet(ctx, ids[0]); j.State != rivertype.JobStateCompleted {
+		t.Errorf("a finished job released again is %s, want it left completed", j.State)
 	}
 }

@@ -11,11 +11,12 @@ import (
 
 // Retention of herald's bookkeeping. Discord replays an interaction
 // within minutes (RESUME), so a day of ledger is ample; an interaction's
-// token, and so its message budget, lives 15 minutes.
+// token, and so its message budget, lives 15 minutes (TokenLife). The
+// job runs every few minutes so an expired token is not kept long.
 const (
 	ledgerRetention   = 24 * time.Hour
 	messagesRetention = time.Hour
-	pruneEvery        = time.Hour
+	pruneEvery        = 5 * time.Minute
 )
 
 // pruneArgs is herald's own housekeeping job.
@@ -28,9 +29,14 @@ type pruneWorker struct {
 	db *pgxpool.Pool
 }
 
-// Work deletes ledger and message-budget rows past their retention, so
-// those tables stay as small as the traffic of the last day.
+// Work forgets expired interaction tokens and deletes ledger and
+// message-budget rows past their retention, so those tables stay as
+// small as the traffic of the last day.
 func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
+	if _, err := w.db.Exec(ctx, `UPDATE interaction_ledger SET token = NULL
+		WHERE token IS NOT NULL AND created_at < now() - make_interval(secs => $1)`, TokenLife.Seconds()); err != nil {
+		return fmt.Errorf("work: forget tokens: %w", err)
+	}
 	for _, q := range []struct {
 		table string
 		keep  time.Duration
@@ -42,8 +48,8 @@ func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
 	return nil
 }
 
-// pruneJob runs the housekeeping hourly and once at start, in the
-// background lane.
+// pruneJob runs the housekeeping every pruneEvery and once at start, in
+// the background lane.
 func pruneJob() *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(pruneEvery), func() (river.JobArgs, *river.InsertOpts) {
 		return pruneArgs{}, &river.InsertOpts{Queue: string(Background)}

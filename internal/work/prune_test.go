@@ -10,13 +10,15 @@ import (
 )
 
 // A working client prunes ledger rows older than a day and message
-// budgets older than an hour when it starts, and keeps the rest.
+// budgets older than an hour when it starts, forgets tokens Discord no
+// longer accepts, and keeps the rest.
 func TestPruneOnStart(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	ctx := t.Context()
 	for _, q := range []string{
-		`INSERT INTO interaction_ledger (idempotency_key, event_id, created_at) VALUES ('old:1:event', 'old', now() - interval '2 days'), ('new:1:event', 'new', now())`,
+		`INSERT INTO interaction_ledger (idempotency_key, event_id, created_at, token) VALUES ('old:1:event', 'old', now() - interval '2 days', 'a'),
+			('expired:1:event', 'expired', now() - interval '16 minutes', 'b'), ('new:1:event', 'new', now(), 'c')`,
 		`INSERT INTO interaction_messages (interaction_id, created_at) VALUES ('old', now() - interval '2 hours'), ('new', now())`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
@@ -29,11 +31,17 @@ func TestPruneOnStart(t *testing.T) {
 		var ledger, messages int
 		pool.QueryRow(ctx, `SELECT count(*) FROM interaction_ledger`).Scan(&ledger)
 		pool.QueryRow(ctx, `SELECT count(*) FROM interaction_messages`).Scan(&messages)
-		return ledger == 1 && messages == 1
+		return ledger == 2 && messages == 1
 	})
-	var kept string
-	pool.QueryRow(ctx, `SELECT event_id FROM interaction_ledger`).Scan(&kept)
-	if kept != "new" {
-		t.Errorf("kept ledger row %q, want the new one", kept)
+	if _, err := work.Token(ctx, pool, "expired"); err != work.ErrTokenExpired {
+		t.Errorf("expired token: %v", err)
+	}
+	if token, err := work.Token(ctx, pool, "new"); err != nil || token != "c" {
+		t.Errorf("live token = %q, %v", token, err)
+	}
+	var left int
+	pool.QueryRow(ctx, `SELECT count(*) FROM interaction_ledger WHERE token IS NOT NULL`).Scan(&left)
+	if left != 1 {
+		t.Errorf("%d tokens kept, want only the live one", left)
 	}
 }
