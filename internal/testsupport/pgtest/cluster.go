@@ -59,12 +59,23 @@ func (c *Cluster) URL() string {
 // Stop shuts the server down, ending every connection; the data stays.
 func (c *Cluster) Stop(t testing.TB) {
 	t.Helper()
-	if err := c.stop(t.Context()); err != nil {
+	if err := c.stop(t.Context(), "fast"); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// Start starts a stopped server again on the same port, so URL stays valid.
+// Crash stops the server without a checkpoint, as kill -9 of the postmaster
+// would: connections drop, and the next Start runs crash recovery from the
+// write-ahead log. Committed data survives; open transactions are lost.
+func (c *Cluster) Crash(t testing.TB) {
+	t.Helper()
+	if err := c.stop(t.Context(), "immediate"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Start starts a stopped or crashed server again on the same port, so URL
+// stays valid, and returns once it accepts connections.
 func (c *Cluster) Start(t testing.TB) {
 	t.Helper()
 	if err := c.start(t.Context()); err != nil {
@@ -141,11 +152,14 @@ func (c *Cluster) init(ctx context.Context) error {
 		"-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		return err
 	}
-	// Durability is worthless for a cluster deleted after the tests, and
-	// dropping it makes CREATE DATABASE and commits much faster. Clients use
-	// TCP only, so no socket path can be too long for the temporary directory.
+	// Surviving an operating system crash is worthless for a cluster deleted
+	// after the tests, and dropping it makes CREATE DATABASE and commits much
+	// faster. Surviving a server crash is not: Crash must keep what was
+	// committed, so synchronous_commit stays on and a commit still writes its
+	// WAL to the kernel before it returns, only without fsync. Clients use TCP
+	// only, so no socket path can be too long for the temporary directory.
 	const conf = "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n" +
-		"fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n"
+		"fsync = off\nfull_page_writes = off\nshared_buffers = 32MB\n"
 	f, err := os.OpenFile(filepath.Join(c.dataDir(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("pgtest: configure cluster: %w", err)
@@ -160,18 +174,29 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w; server log:\n%s", err, c.logTail())
 	}
+	// pg_ctl -w returns once postmaster.pid says the server is ready, which
+	// after Crash means recovery has finished. One connection proves it, so
+	// no test races the server's startup; a server that fails it is stopped
+	// rather than left running.
+	if err := probe(ctx, c.URL(), 10*time.Second); err != nil {
+		return errors.Join(
+			fmt.Errorf("pgtest: pg_ctl started the cluster but it refuses connections: %w; server log:\n%s", err, c.logTail()),
+			c.stop(context.WithoutCancel(ctx), "immediate"))
+	}
 	return nil
 }
 
-func (c *Cluster) stop(ctx context.Context) error {
-	return c.run(ctx, "pg_ctl", "stop", "-w", "-t", "60", "-m", "fast", "-D", c.dataDir())
+// stop shuts the server down in pg_ctl's mode: "fast" checkpoints first,
+// "immediate" does not, so the next start recovers as after a crash.
+func (c *Cluster) stop(ctx context.Context, mode string) error {
+	return c.run(ctx, "pg_ctl", "stop", "-w", "-t", "60", "-m", mode, "-D", c.dataDir())
 }
 
 // destroy stops the server if it runs and deletes every file of the cluster.
 func (c *Cluster) destroy(ctx context.Context) error {
 	var stopErr error
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "postmaster.pid")); err == nil {
-		stopErr = c.stop(ctx)
+		stopErr = c.stop(ctx, "fast")
 	}
 	return errors.Join(stopErr, os.RemoveAll(c.dir))
 }

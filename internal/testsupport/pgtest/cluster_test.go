@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"syscall"
@@ -84,6 +85,61 @@ func TestClusterStopAndStart(t *testing.T) {
 	}
 	if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
 		t.Fatalf("cluster directory after shutdown: %v, want it removed", err)
+	}
+}
+
+// TestClusterCrash crashes a cluster with a transaction open: what was
+// committed survives crash recovery, the open transaction does not, and the
+// same URL serves again as soon as Start returns.
+func TestClusterCrash(t *testing.T) {
+	t.Parallel()
+	c := StartCluster(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range []string{
+		"CREATE TABLE notes (body text)",
+		"INSERT INTO notes VALUES ('committed')",
+		"BEGIN",
+		"INSERT INTO notes VALUES ('in flight')",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+
+	c.Crash(t)
+	if err := conn.Ping(ctx); err == nil {
+		t.Fatal("connection opened before Crash still works")
+	}
+	if err := ping(ctx, c.URL()); err == nil {
+		t.Fatal("crashed cluster still accepts connections")
+	}
+
+	c.Start(t)
+	// No retry: Start returns only once the server accepts connections.
+	after, err := pgx.Connect(ctx, c.URL())
+	if err != nil {
+		t.Fatalf("connect right after Start: %v", err)
+	}
+	defer after.Close(context.Background())
+	rows, _ := after.Query(ctx, "SELECT body FROM notes")
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) != 1 || bodies[0] != "committed" {
+		t.Fatalf("notes after the crash = %q, want only the committed one", bodies)
+	}
+	log, err := os.ReadFile(c.logFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(log, []byte("automatic recovery in progress")) {
+		t.Fatalf("server log shows no crash recovery, so Crash shut down cleanly:\n%s", c.logTail())
 	}
 }
 

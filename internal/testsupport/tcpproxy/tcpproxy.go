@@ -1,10 +1,11 @@
-// Package tcpproxy forwards TCP connections to a target and can cut them on
-// demand, so a test can make a server unreachable without stopping it.
+// Package tcpproxy forwards TCP connections to a target and injects network
+// faults on demand: it cuts connections, holds them as a partition would, or
+// cuts one right after a request, so a test can make a server unreachable or
+// a response lost without stopping the server.
 package tcpproxy
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -17,9 +18,17 @@ type Proxy struct {
 	ln     net.Listener
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
+	mu      sync.Mutex
+	cut     bool
+	held    chan struct{} // non-nil while held; Release closes it
+	trigger []byte        // the pattern CutAfter armed; nil once it fired
+	links   map[*link]struct{}
+}
+
+// link is one proxied connection.
+type link struct {
+	client, server net.Conn      // server is nil until dialled
+	dead           chan struct{} // closed once the link may forward nothing more
 }
 
 // Start listens on 127.0.0.1:0 and forwards every connection to target until
@@ -30,7 +39,7 @@ func Start(t testing.TB, target string) *Proxy {
 	if err != nil {
 		t.Fatalf("tcpproxy: listen: %v", err)
 	}
-	p := &Proxy{target: target, ln: ln, conns: make(map[net.Conn]struct{})}
+	p := &Proxy{target: target, ln: ln, links: make(map[*link]struct{})}
 	p.wg.Go(p.accept)
 	t.Cleanup(p.close)
 	return p
@@ -45,8 +54,8 @@ func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = true
-	for c := range p.conns {
-		c.Close()
+	for l := range p.links {
+		l.kill()
 	}
 }
 
@@ -80,49 +89,114 @@ func (p *Proxy) accept() {
 }
 
 func (p *Proxy) forward(client net.Conn) {
-	if !p.track(client) {
+	l := &link{client: client, dead: make(chan struct{})}
+	if !p.track(l) {
 		client.Close()
 		return
 	}
-	defer p.untrackClose(client)
+	defer p.untrack(l)
+	// A partition would not carry the handshake either: the server hears of
+	// a connection accepted while held only once it is released.
+	if !p.admit(l) {
+		return
+	}
 	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {
 		return
 	}
-	if !p.track(server) {
+	if !p.attach(l, server) {
 		server.Close()
 		return
 	}
-	defer p.untrackClose(server)
 
 	var wg sync.WaitGroup
-	wg.Go(func() { pipe(server, client) })
-	wg.Go(func() { pipe(client, server) })
+	wg.Go(func() { p.pipe(l, server, client, true) })
+	wg.Go(func() { p.pipe(l, client, server, false) })
 	wg.Wait()
 }
 
-// track registers c so Cut can close it; it refuses while the proxy is cut.
-func (p *Proxy) track(c net.Conn) bool {
+// track registers l so Cut can close it; it refuses while the proxy is cut.
+func (p *Proxy) track(l *link) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cut {
 		return false
 	}
-	p.conns[c] = struct{}{}
+	p.links[l] = struct{}{}
 	return true
 }
 
-func (p *Proxy) untrackClose(c net.Conn) {
+// attach gives l its server connection unless l was cut meanwhile.
+func (p *Proxy) attach(l *link, server net.Conn) bool {
 	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	c.Close()
+	defer p.mu.Unlock()
+	select {
+	case <-l.dead:
+		return false
+	default:
+		l.server = server
+		return true
+	}
 }
 
-// pipe copies until src ends, then half-closes dst so the peer sees the end
-// of the stream while data in the other direction still flows.
-func pipe(dst, src net.Conn) {
-	io.Copy(dst, src)
+// untrack forgets l and closes its sockets.
+func (p *Proxy) untrack(l *link) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.links, l)
+	l.kill()
+}
+
+// stop makes l forward nothing more; p.mu must be held.
+func (l *link) stop() {
+	select {
+	case <-l.dead:
+	default:
+		close(l.dead)
+	}
+}
+
+// kill stops l and closes its sockets; p.mu must be held.
+func (l *link) kill() {
+	l.stop()
+	l.client.Close()
+	if l.server != nil {
+		l.server.Close()
+	}
+}
+
+// pipe copies src to dst until src ends, then half-closes dst so the peer
+// sees the end of the stream while data in the other direction still flows.
+// What it has read waits while the proxy is held; the client's bytes are
+// matched against the pattern CutAfter armed.
+func (p *Proxy) pipe(l *link, dst, src net.Conn, fromClient bool) {
+	buf := make([]byte, 32<<10)
+	var tail []byte // the end of earlier chunks, for a pattern split between them
+	for {
+		n, err := src.Read(buf)
+		// Even the end of the stream is held: a FIN is a packet too.
+		if !p.admit(l) {
+			return
+		}
+		if n > 0 {
+			var tripped bool
+			if fromClient {
+				tripped, tail = p.trip(l, tail, buf[:n])
+			}
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
+			}
+			if tripped {
+				p.mu.Lock()
+				l.kill()
+				p.mu.Unlock()
+				return
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	if tc, ok := dst.(*net.TCPConn); ok {
 		tc.CloseWrite()
 		return

@@ -3,8 +3,10 @@ package tcpproxy_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,20 +73,7 @@ func TestDataFlowsBothWays(t *testing.T) {
 
 func TestCutAndRestorePostgres(t *testing.T) {
 	t.Parallel()
-	viaProxy, err := pgx.ParseConfig(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := tcpproxy.Start(t, net.JoinHostPort(viaProxy.Host, strconv.Itoa(int(viaProxy.Port))))
-	host, port, err := net.SplitHostPort(p.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	portNum, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaProxy.Host, viaProxy.Port, viaProxy.Fallbacks = host, uint16(portNum), nil
+	p, viaProxy := proxied(t, pgtest.URL(t))
 
 	ctx := t.Context()
 	conn := connect(t, viaProxy)
@@ -116,6 +105,27 @@ func TestCutAndRestorePostgres(t *testing.T) {
 	}
 }
 
+// proxied starts a proxy in front of the server of url and returns it with
+// url's configuration pointed at the proxy.
+func proxied(t *testing.T, url string) (*tcpproxy.Proxy, *pgx.ConnConfig) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tcpproxy.Start(t, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	host, port, err := net.SplitHostPort(p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	portNum, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Host, cfg.Port, cfg.Fallbacks = host, uint16(portNum), nil
+	return p, cfg
+}
+
 func connect(t *testing.T, cfg *pgx.ConnConfig) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -126,4 +136,63 @@ func connect(t *testing.T, cfg *pgx.ConnConfig) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// expectSilence reads with a short deadline of the reader's own: a timeout
+// is the only right answer, as data or an error would mean bytes flowed or a
+// socket was closed.
+func expectSilence(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, err := c.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read while held = %d bytes, %v; want the reader's deadline to pass", n, err)
+	}
+}
+
+// expectClosed reads until the proxy's close arrives, which must come
+// before the reader's deadline and with no data.
+func expectClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read %d bytes, %v; want the connection closed", n, err)
+	}
+}
+
+// expectRead reads exactly want, so nothing is read ahead.
+func expectRead(t *testing.T, c net.Conn, want string) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := make([]byte, len(want))
+	if n, err := io.ReadFull(c, got); err != nil || string(got) != want {
+		t.Fatalf("read %q, %v; want %q", got[:n], err, want)
+	}
+}
+
+func accept(t *testing.T, ln net.Listener) net.Conn {
+	t.Helper()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func write(t *testing.T, c net.Conn, s string) {
+	t.Helper()
+	c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, s); err != nil {
+		t.Fatalf("write %q: %v", s, err)
+	}
 }
