@@ -41,6 +41,18 @@ func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.H
 	return mux
 }
 
+// Server is the admin HTTP server for h, with timeouts so a slow or
+// stuck client cannot hold its connections.
+func Server(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+}
+
 type status struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`

@@ -47,15 +47,35 @@ func LoadConfig(lookup config.Lookup, extra ...feature.Feature) (config.Config, 
 	return config.Load(lookup, feature.Settings(append(Features(), extra...)...)...)
 }
 
+// Pool sizes beside the configured ones: River itself (its LISTEN
+// connection, leader election, maintenance, fetches) and the admin server
+// need connections beside one per job worker; the fast path keeps two
+// open so the first interaction after an idle spell does not wait to
+// connect.
+const (
+	jobsConnsReserve  = 10
+	fastPathWarmConns = 2
+)
+
+// FastPathPool is the application_name of the fast path's connections.
+const FastPathPool = "herald-fastpath"
+
+// readyTTL is how long one readiness check answers /readyz: probes and
+// dashboards cost one database round per second however many they are.
+const readyTTL = time.Second
+
 // stopGrace is how long shutdown waits beyond the configured timeout for
 // cancelled jobs to return and HTTP requests to drain.
 const stopGrace = 5 * time.Second
 
 // App is one running herald process.
 type App struct {
-	cfg      config.Config
-	log      *slog.Logger
-	pool     *pgxpool.Pool
+	cfg  config.Config
+	log  *slog.Logger
+	pool *pgxpool.Pool // River, job workers, the admin server
+	// fastPool serves the fast path only, so an interaction never waits
+	// for a connection behind busy job workers.
+	fastPool *pgxpool.Pool
 	migrator *store.Migrator
 	river    *work.Client
 	registry *work.Registry
@@ -85,7 +105,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 			return nil, err
 		}
 	}
-	if a.pool, err = store.Open(ctx, cfg.DatabaseURL.Reveal()); err != nil {
+	if a.pool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), store.Pool{Name: "herald-jobs", Max: int32(cfg.Lanes.Total() + jobsConnsReserve)}); err != nil {
+		return nil, err
+	}
+	if a.fastPool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), store.Pool{Name: FastPathPool, Max: int32(cfg.FastPathConns), Min: fastPathWarmConns}); err != nil {
 		return nil, err
 	}
 	if a.migrator, err = store.NewMigrator(a.pool, log); err != nil {
@@ -116,17 +139,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}); err != nil {
 		return nil, err
 	}
-	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.pool, Jobs: a.river,
+	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Jobs: a.river,
 		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err
 	}
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("app: admin HTTP: %w", err)
 	}
-	a.admin = &http.Server{
-		Handler:           adminhttp.Handler(a.ready, reg, log),
-		ReadHeaderTimeout: 5 * time.Second,
-	}
+	a.admin = adminhttp.Server(adminhttp.Handler(adminhttp.CacheReady(a.ready, readyTTL), reg, log))
 	return a, nil
 }
 
@@ -248,8 +268,10 @@ func (a *App) close() {
 	if a.migrator != nil {
 		a.migrator.Close()
 	}
-	if a.pool != nil {
-		a.pool.Close()
+	for _, p := range []*pgxpool.Pool{a.fastPool, a.pool} {
+		if p != nil {
+			p.Close()
+		}
 	}
 }
 
@@ -263,7 +285,7 @@ func Migrate(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if created {
 		log.InfoContext(ctx, "created database", "url", cfg.DatabaseURL)
 	}
-	pool, err := store.Open(ctx, cfg.DatabaseURL.Reveal())
+	pool, err := store.Open(ctx, cfg.DatabaseURL.Reveal(), store.Pool{})
 	if err != nil {
 		return err
 	}

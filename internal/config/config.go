@@ -27,6 +27,12 @@ type Config struct {
 	AutoMigrate     bool
 	ShutdownTimeout time.Duration
 	Lanes           LaneWorkers
+	// JobTimeouts bound one attempt of a job, per lane; a job whose
+	// process died is run again soon after (see internal/work).
+	JobTimeouts LaneTimeouts
+	// FastPathConns is the fast path's own pool: interactions never wait
+	// for a connection behind job workers.
+	FastPathConns int
 	// GlobalLimit is the bot's global REST limit per second (Discord
 	// grants large bots more than the default 50).
 	GlobalLimit int
@@ -66,6 +72,21 @@ type LaneWorkers struct {
 	Sync        int
 	Background  int
 }
+
+// LaneTimeouts is the longest one attempt of a job may run, per lane.
+type LaneTimeouts struct {
+	Interactive time.Duration
+	Events      time.Duration
+	Sync        time.Duration
+	Background  time.Duration
+}
+
+// DefaultJobTimeouts: member-facing work is quick or pointless, a ticket's
+// transcript may page through thousands of messages.
+var DefaultJobTimeouts = LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}
+
+// Total is the workers of every lane together.
+func (l LaneWorkers) Total() int { return l.Interactive + l.Events + l.Sync + l.Background }
 
 // Lookup reads one environment variable; os.LookupEnv in production, a map
 // in tests.
@@ -255,6 +276,34 @@ var settings = []setting{
 	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *LaneWorkers) *int { return &l.Events }),
 	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *LaneWorkers) *int { return &l.Sync }),
 	workers("HERALD_WORKERS_BACKGROUND", "2", "decorative views; droppable", func(l *LaneWorkers) *int { return &l.Background }),
+	{Setting: Setting{Key: "HERALD_JOB_TIMEOUT", Default: "interactive=1m,events=5m,sync=2m,background=2m", Help: "per lane, the longest one attempt of a job may run; a job whose process died runs again soon after (lane=duration,...; 1s to 15m)", RunOnly: true}, parse: func(c *Config, v string) error {
+		c.JobTimeouts = DefaultJobTimeouts
+		fields := map[string]*time.Duration{"interactive": &c.JobTimeouts.Interactive, "events": &c.JobTimeouts.Events,
+			"sync": &c.JobTimeouts.Sync, "background": &c.JobTimeouts.Background}
+		for _, pair := range strings.Split(v, ",") {
+			lane, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			field := fields[lane]
+			d, err := time.ParseDuration(value)
+			switch {
+			case !ok:
+				return fmt.Errorf("must be lane=duration pairs, got %q", pair)
+			case field == nil:
+				return fmt.Errorf("unknown lane %q (interactive, events, sync, background)", lane)
+			case err != nil || d < time.Second || d > 15*time.Minute:
+				return fmt.Errorf("timeout for %s must be a duration from 1s to 15m, got %q", lane, value)
+			}
+			*field = d
+		}
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_DB_FASTPATH_CONNS", Default: "10", Help: "Postgres connections reserved for answering interactions (jobs have their own, sized from the workers)", RunOnly: true}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return fmt.Errorf("must be a whole number from 1 to 1000, got %q", v)
+		}
+		c.FastPathConns = n
+		return nil
+	}},
 }
 
 func workers(key, def, help string, field func(*LaneWorkers) *int) setting {
@@ -334,6 +383,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("workers_events", c.Lanes.Events),
 		slog.Int("workers_sync", c.Lanes.Sync),
 		slog.Int("workers_background", c.Lanes.Background),
+		slog.Int("db_fastpath_conns", c.FastPathConns),
+		slog.Any("job_timeout", c.JobTimeouts),
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Int("shard_id", c.ShardID),
 		slog.Int("shard_count", c.ShardCount),

@@ -125,6 +125,11 @@ func TestConfigPrintsRedacted(t *testing.T) {
 	if !strings.Contains(logs.String(), "postgres://herald:xxxxx@db:5432/herald") {
 		t.Errorf("database url should stay readable with its password masked: %s", logs.String())
 	}
+	for _, u := range []string{"postgres://herald@db/herald?password=hunter2&sslmode=disable", "postgres://db/h?sslpassword=hunter2"} {
+		if got := DatabaseURL(u).String(); strings.Contains(got, "hunter2") || !strings.Contains(got, "xxxxx") {
+			t.Errorf("%s printed as %s", u, got)
+		}
+	}
 }
 
 func TestSettingsDocumentEveryVariable(t *testing.T) {
@@ -135,8 +140,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 19 {
-		t.Errorf("got %d settings, want 19", len(seen))
+	if len(seen) != 21 {
+		t.Errorf("got %d settings, want 21", len(seen))
 	}
 }
 
@@ -237,5 +242,28 @@ func TestFeatureVars(t *testing.T) {
 	}
 	if _, err := LoadForMigrate(env(map[string]string{})); err != nil {
 		t.Errorf("migrate needs no feature vars: %v", err)
+	}
+}
+
+// Job timeouts default per lane; a partial setting overrides only its
+// lanes; a bad one is reported.
+func TestJobTimeouts(t *testing.T) {
+	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
+	c, err := Load(env(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.JobTimeouts != (LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}) {
+		t.Errorf("defaults = %+v", c.JobTimeouts)
+	}
+	base["HERALD_JOB_TIMEOUT"] = "events=10m, sync=30s"
+	if c, err = Load(env(base)); err != nil || c.JobTimeouts.Events != 10*time.Minute || c.JobTimeouts.Sync != 30*time.Second || c.JobTimeouts.Interactive != time.Minute {
+		t.Errorf("partial = %+v, %v", c.JobTimeouts, err)
+	}
+	for _, bad := range []string{"events", "mail=1m", "sync=0s", "sync=1h", "sync=soon"} {
+		base["HERALD_JOB_TIMEOUT"] = bad
+		if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "HERALD_JOB_TIMEOUT") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

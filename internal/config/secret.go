@@ -33,11 +33,20 @@ func (s Secret) Reveal() string { return string(s) }
 // DatabaseURL is a Postgres URL whose password is redacted when printed.
 type DatabaseURL string
 
+// String masks the password wherever libpq would read one: the user
+// info, and the password (and sslpassword) query parameters.
 func (d DatabaseURL) String() string {
 	u, err := url.Parse(string(d))
 	if err != nil {
 		return redacted
 	}
+	q := u.Query()
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.Redacted()
 }
 

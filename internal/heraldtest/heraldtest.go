@@ -15,6 +15,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
@@ -28,6 +29,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/locales"
 )
@@ -44,6 +46,10 @@ type Herald struct {
 	// App is herald itself; Config is what it runs with.
 	App    *app.App
 	Config config.Config
+	// DBProxy stands between herald and its database with
+	// WithDatabaseProxy, to cut, hold or lose its traffic (DB does not
+	// use it).
+	DBProxy *tcpproxy.Proxy
 
 	t        testing.TB
 	commands map[string]*discordgo.ApplicationCommand
@@ -55,6 +61,7 @@ type options struct {
 	fixture  sim.Fixture
 	env      map[string]string
 	sim      []simtest.Option
+	dbProxy  bool
 }
 
 // Option configures New.
@@ -77,6 +84,10 @@ func WithEnv(env map[string]string) Option {
 	}
 }
 
+// WithDatabaseProxy connects herald to its database through a TCP proxy
+// of the test's own (Herald.DBProxy), for faults between the two.
+func WithDatabaseProxy() Option { return func(o *options) { o.dbProxy = true } }
+
 // WithSim passes options to the simulator (a time scale, limits...).
 func WithSim(opts ...simtest.Option) Option {
 	return func(o *options) { o.sim = append(o.sim, opts...) }
@@ -94,8 +105,19 @@ func New(t testing.TB, opts ...Option) *Herald {
 	s := simtest.New(t, o.sim...)
 	g := s.CreateGuild(o.fixture)
 	dbURL := storetest.URL(t)
+	heraldURL := dbURL
+	var proxy *tcpproxy.Proxy
+	if o.dbProxy {
+		u, err := url.Parse(dbURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy = tcpproxy.Start(t, u.Host)
+		u.Host = proxy.Addr()
+		heraldURL = u.String()
+	}
 	env := map[string]string{
-		"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": dbURL,
+		"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": heraldURL,
 		"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
 		"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "4", "HERALD_WORKERS_SYNC": "2", "HERALD_WORKERS_BACKGROUND": "1",
 	}
@@ -114,7 +136,7 @@ func New(t testing.TB, opts ...Option) *Herald {
 	if err != nil {
 		t.Fatalf("heraldtest: %v", err)
 	}
-	h := &Herald{Sim: s, Guild: g, Config: cfg, t: t, commands: map[string]*discordgo.ApplicationCommand{}, logs: &logbuf.Buffer{}}
+	h := &Herald{Sim: s, Guild: g, Config: cfg, DBProxy: proxy, t: t, commands: map[string]*discordgo.ApplicationCommand{}, logs: &logbuf.Buffer{}}
 	for _, c := range declared {
 		h.commands[c.Name] = c
 	}

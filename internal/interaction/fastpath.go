@@ -18,9 +18,20 @@ import (
 	"github.com/herald-bot/herald/internal/work"
 )
 
-// ackTimeout bounds the whole fast path: Discord drops an interaction not
-// answered within 3 seconds.
-const ackTimeout = 3 * time.Second
+// Discord drops an interaction not answered within 3 seconds of its
+// creation. The fast path gives the handler and its transaction
+// durableBudget of that and keeps the rest for the answer; work that
+// cannot be made durable in time is refused with "busy" and nothing
+// enqueued, never left to Discord's "interaction failed".
+const (
+	ackTimeout    = 3 * time.Second
+	durableBudget = 2 * time.Second
+)
+
+// cleanupTimeout bounds what runs after the answer or after a failure —
+// a rollback, a ledger check, the release — so a black-holed database
+// never holds a goroutine for long.
+const cleanupTimeout = time.Second
 
 // Config configures a FastPath.
 type Config struct {
@@ -58,37 +69,19 @@ func NewFastPath(o Config) (*FastPath, error) {
 func (f *FastPath) Handle(i *discordgo.Interaction) {
 	received := time.Now()
 	afterIdle := f.idle.firstAfter(received)
+	log := f.o.Logger.With("interaction_id", i.ID, "type", i.Type.String())
+	// After a RESUME Discord may deliver interactions it created before the
+	// connection dropped; past 3 s it refuses any answer. If an earlier
+	// delivery committed the work, its held jobs run anyway.
+	if created, err := discordgo.SnowflakeTimestamp(i.ID); err == nil && received.Sub(created) > ackTimeout {
+		log.Info("interaction older than Discord's 3 s: not answered", "age", received.Sub(created))
+		f.ackLatency.WithLabelValues("too_old").Observe(received.Sub(created).Seconds())
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), ackTimeout)
 	defer cancel()
 	in := &Interaction{Interaction: i, Localizer: f.o.Catalog.For(localesOf(i)), Received: received, fp: f}
-	log := f.o.Logger.With("interaction_id", i.ID, "type", i.Type.String())
-	var resp *discordgo.InteractionResponse
-	outcome := "routed"
-	h, ok := f.o.Mux.match(i, in)
-	if !ok {
-		log.Info("outdated or unknown interaction")
-		resp, outcome = Ephemeral(in.Localizer.T("interaction.outdated", nil)), "outdated"
-	} else {
-		log = log.With("route", in.Path)
-		var err error
-		if resp, err = run(ctx, h, in); err == nil && in.tx != nil {
-			err = in.tx.Commit(ctx)
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, ErrReplay):
-			outcome = "replay"
-		default:
-			log.Error("interaction handler failed", "err", err)
-			resp, outcome = Ephemeral(in.Localizer.T("interaction.failed", nil)), "failed"
-		}
-		if err != nil {
-			if in.tx != nil {
-				in.tx.Rollback(context.WithoutCancel(ctx))
-			}
-			in.held = nil
-		}
-	}
+	resp, outcome := f.decide(ctx, in, log)
 	var err error
 	if outcome == "replay" {
 		// The first delivery did the work and answered; answering again
@@ -108,9 +101,77 @@ func (f *FastPath) Handle(i *discordgo.Interaction) {
 		}
 	}
 	// The work runs whether or not the answer got through: it is durable.
-	if err := work.Release(context.WithoutCancel(ctx), f.o.DB, in.held); err != nil {
+	rctx, rcancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer rcancel()
+	if err := work.Release(rctx, f.o.DB, in.held); err != nil {
 		log.Warn("jobs stay held until their hold ends", "err", err)
 	}
+}
+
+// decide routes in, runs its handler within durableBudget and commits its
+// transaction, and returns the answer with the outcome it is counted as
+// (routed, outdated, replay, busy, unconfirmed, failed).
+func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger) (*discordgo.InteractionResponse, string) {
+	h, ok := f.o.Mux.match(in.Interaction, in)
+	if !ok {
+		log.Info("outdated or unknown interaction")
+		return Ephemeral(in.Localizer.T("interaction.outdated", nil)), "outdated"
+	}
+	log = log.With("route", in.Path)
+	dctx, cancel := context.WithTimeout(ctx, durableBudget)
+	defer cancel()
+	resp, err := run(dctx, h, in)
+	if err == nil && in.tx != nil {
+		if err = in.tx.Commit(dctx); err != nil {
+			return f.ambiguous(in, resp, err, log)
+		}
+	}
+	if err == nil {
+		return resp, "routed"
+	}
+	f.abandon(in)
+	switch {
+	case errors.Is(err, ErrReplay):
+		return nil, "replay"
+	case dctx.Err() != nil && ctx.Err() == nil:
+		log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
+		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
+	}
+	log.Error("interaction handler failed", "err", err)
+	return Ephemeral(in.Localizer.T("interaction.failed", nil)), "failed"
+}
+
+// ambiguous answers after a failed COMMIT, which may still have landed
+// (its answer lost in a restart or a timeout): the ledger, read on a new
+// connection, says whether the work is there.
+func (f *FastPath) ambiguous(in *Interaction, resp *discordgo.InteractionResponse, commitErr error, log *slog.Logger) (*discordgo.InteractionResponse, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	landed, err := work.Recorded(ctx, f.o.DB, in.ID)
+	switch {
+	case err == nil && landed:
+		log.Warn("COMMIT failed but the work is recorded: answering as done", "err", commitErr)
+		return resp, "routed"
+	case err == nil:
+		in.held = nil
+		log.Warn("COMMIT failed and nothing was recorded: refused as busy", "err", commitErr)
+		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
+	}
+	// Unknown: if it landed, its held jobs run after their hold.
+	in.held = nil
+	log.Error("COMMIT failed and the ledger cannot be read: outcome unconfirmed", "err", commitErr, "check", err)
+	return Ephemeral(in.Localizer.T("interaction.unconfirmed", nil)), "unconfirmed"
+}
+
+// abandon rolls back what the handler wrote, within cleanupTimeout.
+func (f *FastPath) abandon(in *Interaction) {
+	in.held = nil
+	if in.tx == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	in.tx.Rollback(ctx)
 }
 
 // run calls the handler, turning a panic into an error so the member

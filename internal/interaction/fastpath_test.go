@@ -3,13 +3,17 @@ package interaction_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/heraldtest"
@@ -38,11 +42,46 @@ func (w *noteWorker) Work(_ context.Context, j *river.Job[noteArgs]) error {
 	return nil
 }
 
+// hogArgs is a test job that takes every connection the job pool will
+// give and holds them until the test ends.
+type hogArgs struct{}
+
+func (hogArgs) Kind() string { return "test_hog" }
+
+type hogWorker struct {
+	river.WorkerDefaults[hogArgs]
+	db      *pgxpool.Pool
+	holding chan int
+	release chan struct{}
+}
+
+func (w *hogWorker) Work(ctx context.Context, _ *river.Job[hogArgs]) error {
+	var held []*pgxpool.Conn
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for {
+		actx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		c, err := w.db.Acquire(actx)
+		cancel()
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	w.holding <- len(held)
+	<-w.release
+	return nil
+}
+
 // tickets is a test feature: "Open ticket" saves a row and enqueues a
 // note in the fast-path transaction; "boom" fails after writing, "panic"
-// panics.
+// panics; "hog" starts a job that exhausts the job pool.
 type tickets struct {
 	worker    *noteWorker
+	hog       *hogWorker
 	mu        sync.Mutex
 	delivered *discordgo.Interaction
 }
@@ -77,15 +116,22 @@ func (f *tickets) feature() feature.Feature {
 		k.Routes.Component("tickets:1:panic", func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			panic("a bug")
 		})
+		k.Routes.Component("tickets:1:hog", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			return interaction.DeferredUpdate(), in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: hogArgs{},
+				InsertOpts: &river.InsertOpts{Queue: string(work.Events)}})
+		})
+		f.hog.db = k.DB
 		work.Register(k.Jobs, f.worker)
+		work.Register(k.Jobs, f.hog)
 		return nil
 	}}
 }
 
-func start(t *testing.T) (*heraldtest.Herald, *tickets, *discordgo.Message) {
+func start(t *testing.T, opts ...heraldtest.Option) (*heraldtest.Herald, *tickets, *discordgo.Message) {
 	t.Helper()
-	f := &tickets{worker: &noteWorker{ran: make(chan bool, 4)}}
-	h := heraldtest.New(t, heraldtest.WithFeatures(f.feature()))
+	f := &tickets{worker: &noteWorker{ran: make(chan bool, 4)}, hog: &hogWorker{holding: make(chan int, 1), release: make(chan struct{})}}
+	h := heraldtest.New(t, append(opts, heraldtest.WithFeatures(f.feature()))...)
+	t.Cleanup(func() { close(f.hog.release) })
 	f.worker.sim = h.Sim.Server
 	return h, f, h.Post(h.Channel("general"), map[string]any{"content": "Open a ticket"})
 }
@@ -214,4 +260,87 @@ func grep(page string, words ...string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// Job workers holding every connection of their pool do not delay the
+// fast path: it has connections of its own.
+func TestFastPathDoesNotWaitBehindJobs(t *testing.T) {
+	t.Parallel()
+	h, f, msg := start(t)
+	h.As("alice").Click(msg, "tickets:1:hog").Ack()
+	if n := <-f.hog.holding; n == 0 {
+		t.Fatal("the hog got no connection")
+	}
+	in := h.As("dave").Click(msg, "tickets:1:open")
+	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) || *st.AckLatencyMS > 3000 {
+		t.Errorf("with the job pool exhausted the click was answered %+v", st)
+	}
+	if n := count(t, h, `SELECT count(*) FROM interaction_ledger WHERE event_id = $1`, in.ID); n != 1 {
+		t.Errorf("ledger rows = %d: the work was not made durable", n)
+	}
+}
+
+// A COMMIT whose answer is lost (the connection dies right after the
+// server got it) has still landed: herald reads the ledger and answers as
+// done, and the work runs once — instead of telling the member it failed.
+func TestLostCommitThatLandedIsAnsweredAsDone(t *testing.T) {
+	t.Parallel()
+	h, f, msg := start(t, heraldtest.WithDatabaseProxy())
+	h.DBProxy.CutAfterIn([]byte(app.FastPathPool), []byte("commit"))
+	in := h.As("dave").Click(msg, "tickets:1:open")
+	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
+		t.Fatalf("answered with type %d, want the handler's deferred answer", st.AckType)
+	}
+	<-f.worker.ran
+	if jobs := count(t, h, `SELECT count(*) FROM river_job WHERE kind = 'test_note'`); jobs != 1 {
+		t.Errorf("%d jobs, want the one committed", jobs)
+	}
+	if !strings.Contains(h.Logs(), "COMMIT failed but the work is recorded") {
+		t.Error("the lost COMMIT went unnoticed: the proxy did not cut it")
+	}
+}
+
+// With the database black-holed (packets held, nothing closed) the fast
+// path still answers within Discord's 3 s — "busy", with nothing enqueued
+// — and works again once the network heals.
+func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) {
+	t.Parallel()
+	h, _, msg := start(t, heraldtest.WithDatabaseProxy())
+	h.DBProxy.Hold()
+	busy := h.As("dave").Locale("de").Click(msg, "tickets:1:open")
+	if reply := busy.Reply(); !strings.Contains(reply.Content, "beschäftigt") {
+		t.Errorf("answer = %q, want the German busy note", reply.Content)
+	}
+	if st := busy.Ack(); *st.AckLatencyMS > 3000 {
+		t.Errorf("answered after %.0f ms", *st.AckLatencyMS)
+	}
+	h.DBProxy.Release()
+	if st := h.As("dave").Click(msg, "tickets:1:open").Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
+		t.Errorf("after the partition healed: answered %+v", st)
+	}
+	if n := count(t, h, `SELECT count(*) FROM interaction_ledger WHERE event_id = $1`, busy.ID); n != 0 {
+		t.Errorf("the busy interaction left %d ledger rows", n)
+	}
+}
+
+// After a RESUME, Discord may deliver an interaction created more than
+// 3 s ago; it refuses any answer then, so herald sends none and runs
+// nothing.
+func TestInteractionsOlderThanDiscordsWindowAreNotAnswered(t *testing.T) {
+	t.Parallel()
+	h, f, msg := start(t)
+	h.As("dave").Click(msg, "tickets:1:open")
+	<-f.worker.ran
+	f.mu.Lock()
+	late := *f.delivered
+	f.mu.Unlock()
+	created, _ := discordgo.SnowflakeTimestamp(late.ID)
+	late.ID = strconv.FormatInt((created.Add(-4*time.Second).UnixMilli()-1420070400000)<<22, 10)
+	h.App.Deliver(&late)
+	if n := count(t, h, `SELECT count(*) FROM interaction_ledger`); n != 1 {
+		t.Errorf("%d ledger rows, want only the first interaction's", n)
+	}
+	if !strings.Contains(h.Logs(), "older than Discord's 3 s") {
+		t.Error("the late delivery was not recognised")
+	}
 }

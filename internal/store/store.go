@@ -16,12 +16,29 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Open connects a pool to url and checks that the database answers. Errors
-// never contain the URL, which may hold a password.
-func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+// Pool shapes a pool: at most Max connections (0: pgx's default,
+// max(4, CPUs)), with Min kept open so the first query after an idle
+// spell does not pay for a new connection. Name is its application_name
+// (unless the URL sets one), so pg_stat_activity tells herald's pools
+// apart.
+type Pool struct {
+	Name     string
+	Max, Min int32
+}
+
+// Open connects a pool shaped by p to url and checks that the database
+// answers. Errors never contain the URL, which may hold a password.
+func Open(ctx context.Context, url string, p Pool) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, errors.New("store: DATABASE_URL is not a valid Postgres URL")
+	}
+	if p.Max > 0 {
+		cfg.MaxConns = p.Max
+	}
+	cfg.MinConns = min(p.Min, cfg.MaxConns)
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set && p.Name != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = p.Name
 	}
 	// Health checks find a dead server quickly, so /readyz and River notice
 	// an outage within seconds rather than at the next query.

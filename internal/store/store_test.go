@@ -92,7 +92,7 @@ func TestEnsureDatabaseCreatesMissingDatabase(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("EnsureDatabase = %v, %v; want created", created, err)
 	}
-	pool, err := store.Open(ctx, u.String())
+	pool, err := store.Open(ctx, u.String(), store.Pool{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +109,14 @@ func TestEnsureDatabaseCreatesMissingDatabase(t *testing.T) {
 // A connection failure names the server but never the password.
 func TestOpenErrorHasNoPassword(t *testing.T) {
 	t.Parallel()
-	_, err := store.Open(t.Context(), "postgres://herald:hunter2@127.0.0.1:1/herald?connect_timeout=1")
+	_, err := store.Open(t.Context(), "postgres://herald:hunter2@127.0.0.1:1/herald?connect_timeout=1", store.Pool{})
 	if err == nil {
 		t.Fatal("want an error for a closed port")
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error leaks the password: %v", err)
 	}
-	if _, err := store.Open(t.Context(), "postgres://herald:hunter2@[::1"); err == nil || strings.Contains(err.Error(), "hunter2") {
+	if _, err := store.Open(t.Context(), "postgres://herald:hunter2@[::1", store.Pool{}); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("bad URL error = %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,9 @@ type Options struct {
 	// ShutdownTimeout is how long running jobs may finish once a stop
 	// begins; after it their contexts are cancelled.
 	ShutdownTimeout time.Duration
-	Logger          *slog.Logger
+	// Timeouts bound one attempt of a job per lane (zero: the defaults).
+	Timeouts config.LaneTimeouts
+	Logger   *slog.Logger
 	// Registerer receives the job metrics when set.
 	Registerer prometheus.Registerer
 }
@@ -36,12 +39,23 @@ type Client = river.Client[pgx.Tx]
 // number of workers. With no job kinds registered the client can only
 // insert: River refuses to work queues without workers.
 func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
-	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger,
+	if o.Timeouts == (config.LaneTimeouts{}) {
+		o.Timeouts = config.DefaultJobTimeouts
+	}
+	if o.Registry != nil {
+		o.Registry.timeouts = o.Timeouts
+	}
+	// River's rescuer looks at jobs running longer than the shortest
+	// backstop and reruns those past their own lane's (laneWorker): minutes,
+	// not River's default hour, so a view job still fills its reply.
+	rescue := slices.Min([]time.Duration{backstop(o.Timeouts, Interactive), backstop(o.Timeouts, Events),
+		backstop(o.Timeouts, Sync), backstop(o.Timeouts, Background)})
+	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger, JobTimeout: rescue, RescueStuckJobsAfter: rescue,
 		// ordering is outermost (River runs the first middleware first), so
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
 		// finish, a cancel for a missing target is. laneCalls is innermost:
 		// what it puts in the context reaches the worker.
-		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{}}}
+		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts}}}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
 		// A working client also keeps herald's bookkeeping tables small.
 		Register(o.Registry, &pruneWorker{db: pool})

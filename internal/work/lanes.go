@@ -66,11 +66,40 @@ func (l Lane) Priority() transport.Priority {
 // round through Postgres and River's fetch poll (1 s), more than they do.
 const MaxHold = time.Second
 
-// laneCalls puts the job's lane priority and MaxHold into the context of
-// every job, so no worker can forget them.
-type laneCalls struct{ river.MiddlewareDefaults }
+// laneCalls puts the job's lane priority, MaxHold and the lane's timeout
+// into the context of every job, so no worker can forget them.
+type laneCalls struct {
+	river.MiddlewareDefaults
+	timeouts config.LaneTimeouts
+}
 
-func (*laneCalls) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	ctx = transport.WithPriority(ctx, Lane(job.Queue).Priority())
+func (l *laneCalls) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	lane := Lane(job.Queue)
+	ctx, cancel := context.WithTimeout(ctx, timeout(l.timeouts, lane))
+	defer cancel()
+	ctx = transport.WithPriority(ctx, lane.Priority())
 	return doInner(transport.WithMaxWait(ctx, MaxHold))
+}
+
+// timeout is how long one attempt of a job in lane may run.
+func timeout(t config.LaneTimeouts, lane Lane) time.Duration {
+	switch lane {
+	case Interactive:
+		return t.Interactive
+	case Sync:
+		return t.Sync
+	case Background:
+		return t.Background
+	default:
+		return t.Events
+	}
+}
+
+// backstop is the timeout River itself holds a job of lane to, and after
+// which its rescuer runs the job again when its process died: the lane's
+// timeout with a margin, so a job that just hit its own deadline is not
+// rescued while it returns.
+func backstop(t config.LaneTimeouts, lane Lane) time.Duration {
+	d := timeout(t, lane)
+	return d + min(max(d/2, time.Second), time.Minute)
 }

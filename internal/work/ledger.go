@@ -118,9 +118,9 @@ func Token(ctx context.Context, db Querier, eventID string) (string, error) {
 
 // Recorded reports whether any key of the event is in the ledger: the
 // event was handled before, whatever its route version or intent.
-func Recorded(ctx context.Context, tx pgx.Tx, eventID string) (bool, error) {
+func Recorded(ctx context.Context, db Querier, eventID string) (bool, error) {
 	var found bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM interaction_ledger WHERE event_id = $1)`, eventID).Scan(&found); err != nil {
+	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM interaction_ledger WHERE event_id = $1)`, eventID).Scan(&found); err != nil {
 		return false, fmt.Errorf("work: ledger %s: %w", eventID, err)
 	}
 	return found, nil

@@ -49,6 +49,13 @@ func TestJobMetrics(t *testing.T) {
 	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
 		t.Errorf("background lane depth = %v, want the 1 scheduled job", n)
 	}
+	// Scrapes within depthTTL reuse the count instead of querying again.
+	if _, err := c.Insert(ctx, callArgs{Fail: "permission"}, &river.InsertOpts{Queue: string(work.Background), ScheduledAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
+		t.Errorf("background lane depth = %v right after the last scrape, want the cached 1", n)
+	}
 	if n, _ := testutil.GatherAndCount(metrics, "herald_job_wait_seconds"); n != 1 {
 		t.Errorf("wait histograms = %d, want one for test_call", n)
 	}

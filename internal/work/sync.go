@@ -53,12 +53,16 @@ type Publish func(ctx context.Context, revision int64) error
 // saved revision (skipping the work when that is already visible), and
 // record exactly the revision published. Work on one target is serial:
 // while another job holds it, this one snoozes. No transaction stays open
-// while publish talks to Discord.
+// while publish talks to Discord. A job run again after its process died
+// mid-publish reclaims its own lease, so publish must be idempotent.
 func RunSync(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, publish Publish) error {
 	var saved, published int64
 	err := db.QueryRow(ctx, `
-		UPDATE sync_targets SET pending_job_id = NULL, running_job_id = $2, lease_until = now() + make_interval(secs => $3)
-		WHERE target = $1 AND pending_job_id = $2 AND (running_job_id IS NULL OR lease_until < now())
+		UPDATE sync_targets SET pending_job_id = NULLIF(pending_job_id, $2), running_job_id = $2, lease_until = now() + make_interval(secs => $3)
+		WHERE target = $1 AND (pending_job_id = $2 AND (running_job_id IS NULL OR lease_until < now())
+			-- this job ran before and its process died holding the lease:
+			-- the rescued job takes it back
+			OR running_job_id = $2)
 		RETURNING saved_revision, published_revision`, target, jobID, syncLease.Seconds()).Scan(&saved, &published)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claimFailed(ctx, db, jobID, target)

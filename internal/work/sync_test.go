@@ -146,3 +146,31 @@ func TestSyncSerialisesPerTarget(t *testing.T) {
 		t.Errorf("%d publishes of one target overlapped", w.overlap)
 	}
 }
+
+// A sync job whose process died while publishing is run again by River
+// holding its own lease: it reclaims the target and publishes, instead of
+// mistaking itself for a superseded job and leaving the revision unseen.
+func TestSyncRerunAfterCrashPublishes(t *testing.T) {
+	t.Parallel()
+	c, w, pool := newMenus(t, false)
+	id, _ := request(t, c, pool, "menu:9", 3)
+	// The first run claimed the target, then its process died.
+	if _, err := pool.Exec(t.Context(), `UPDATE sync_targets SET pending_job_id = NULL, running_job_id = $1,
+		lease_until = now() + interval '5 minutes' WHERE target = 'menu:9'`, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := work.RunSync(t.Context(), pool, id, "menu:9", func(ctx context.Context, rev int64) error {
+		w.published = append(w.published, rev)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.published) != 1 || w.published[0] != 3 {
+		t.Errorf("published %v, want revision 3 once", w.published)
+	}
+	var running *int64
+	pool.QueryRow(t.Context(), `SELECT running_job_id FROM sync_targets WHERE target = 'menu:9'`).Scan(&running)
+	if running != nil {
+		t.Error("the target stays leased after the rerun")
+	}
+}

@@ -17,7 +17,7 @@ import (
 var Migrated = &pgtest.Template{Name: "migrated", Setup: migrate}
 
 func migrate(ctx context.Context, url string) error {
-	pool, err := store.Open(ctx, url)
+	pool, err := store.Open(ctx, url, store.Pool{})
 	if err != nil {
 		return err
 	}

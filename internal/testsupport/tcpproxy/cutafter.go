@@ -7,13 +7,19 @@ import "bytes"
 // the server in full, then that connection is closed on both sides and not
 // one more server byte reaches its client. The server got the request, say a
 // COMMIT; the client never learns its outcome. Other connections go on.
-func (p *Proxy) CutAfter(pattern []byte) {
+func (p *Proxy) CutAfter(pattern []byte) { p.CutAfterIn(nil, pattern) }
+
+// CutAfterIn is CutAfter for the connections whose first chunk from the
+// client contains conn only (nil: any) — for Postgres, the startup
+// message, which names the pool's application_name — so one pool's
+// COMMIT is cut while another's go on.
+func (p *Proxy) CutAfterIn(conn, pattern []byte) {
 	if len(pattern) == 0 {
 		panic("tcpproxy: CutAfter needs a non-empty pattern")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.trigger = bytes.Clone(pattern)
+	p.trigger, p.triggerConn = bytes.Clone(pattern), bytes.Clone(conn)
 }
 
 // trip reports whether chunk, read by l after tail, completes the armed
@@ -23,7 +29,10 @@ func (p *Proxy) CutAfter(pattern []byte) {
 func (p *Proxy) trip(l *link, tail, chunk []byte) (bool, []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.trigger == nil {
+	if l.first == nil {
+		l.first = bytes.Clone(chunk)
+	}
+	if p.trigger == nil || !bytes.Contains(l.first, p.triggerConn) {
 		return false, nil
 	}
 	seen := append(tail, chunk...)

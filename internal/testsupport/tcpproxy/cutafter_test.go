@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
-	"github.com/jackc/pgx/v5"
 )
 
 // TestCutAfterCommitLosesTheOutcome commits through a proxy armed to cut
@@ -99,4 +100,35 @@ func TestCutAfterMatchesAcrossChunks(t *testing.T) {
 	expectRead(t, otherServer, "still here")
 	write(t, otherServer, "and here")
 	expectRead(t, other, "and here")
+}
+
+// CutAfterIn cuts only a connection whose startup named it: another
+// connection's COMMIT goes through even after the trigger is armed.
+func TestCutAfterInSelectsTheConnection(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	p, viaProxy := proxied(t, url)
+	ctx := t.Context()
+	named := func(app string) *pgx.Conn {
+		cfg := viaProxy.Copy()
+		cfg.RuntimeParams["application_name"] = app
+		return connect(t, cfg)
+	}
+	jobs, fast := named("herald-jobs"), named("herald-fastpath")
+	if _, err := jobs.Exec(ctx, "CREATE TABLE t (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	p.CutAfterIn([]byte("herald-fastpath"), []byte("commit"))
+	insert := func(c *pgx.Conn) error {
+		return pgx.BeginFunc(ctx, c, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "INSERT INTO t VALUES (1)")
+			return err
+		})
+	}
+	if err := insert(jobs); err != nil {
+		t.Fatalf("the other connection's commit: %v", err)
+	}
+	if err := insert(fast); err == nil {
+		t.Fatal("the named connection's commit was not cut")
+	}
 }

@@ -22,13 +22,16 @@ type Proxy struct {
 	cut     bool
 	held    chan struct{} // non-nil while held; Release closes it
 	trigger []byte        // the pattern CutAfter armed; nil once it fired
-	links   map[*link]struct{}
+	// triggerConn selects the connections trigger applies to (see CutAfterIn).
+	triggerConn []byte
+	links       map[*link]struct{}
 }
 
 // link is one proxied connection.
 type link struct {
 	client, server net.Conn      // server is nil until dialled
 	dead           chan struct{} // closed once the link may forward nothing more
+	first          []byte        // the client's first chunk, naming the connection (CutAfterIn)
 }
 
 // Start listens on 127.0.0.1:0 and forwards every connection to target until

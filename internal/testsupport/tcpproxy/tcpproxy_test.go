@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
-	"github.com/jackc/pgx/v5"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

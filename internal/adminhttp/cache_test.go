@@ -1,0 +1,42 @@
+package adminhttp
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Many probes within the TTL cost one check; after it, the next probe
+// checks again and sees the change.
+func TestCacheReady(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	var fail atomic.Bool
+	ready := CacheReady(func(context.Context) error {
+		calls.Add(1)
+		if fail.Load() {
+			return errors.New("database unreachable")
+		}
+		return nil
+	}, 100*time.Millisecond)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if err := ready(t.Context()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d checks for 20 probes within the TTL, want 1", n)
+	}
+	fail.Store(true)
+	time.Sleep(150 * time.Millisecond)
+	if err := ready(t.Context()); err == nil {
+		t.Error("a probe after the TTL did not check again")
+	}
+}
