@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		return nil, err
 	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
-		Lanes: cfg.Lanes, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
+		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
 	}); err != nil {
 		return nil, err
 	}

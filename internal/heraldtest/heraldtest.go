@@ -62,6 +62,7 @@ type options struct {
 	env      map[string]string
 	sim      []simtest.Option
 	dbProxy  bool
+	dbURL    string
 }
 
 // Option configures New.
@@ -81,6 +82,16 @@ func WithEnv(env map[string]string) Option {
 		for k, v := range env {
 			o.env[k] = v
 		}
+	}
+}
+
+// WithDatabase runs herald on the database at url (a cluster of the
+// test's own, to crash and restart) instead of a fresh copy of the
+// migrated template; herald migrates it at start.
+func WithDatabase(url string) Option {
+	return func(o *options) {
+		o.dbURL = url
+		o.env["HERALD_AUTO_MIGRATE"] = "true"
 	}
 }
 
@@ -104,7 +115,10 @@ func New(t testing.TB, opts ...Option) *Herald {
 	}
 	s := simtest.New(t, o.sim...)
 	g := s.CreateGuild(o.fixture)
-	dbURL := storetest.URL(t)
+	dbURL := o.dbURL
+	if dbURL == "" {
+		dbURL = storetest.URL(t)
+	}
 	heraldURL := dbURL
 	var proxy *tcpproxy.Proxy
 	if o.dbProxy {

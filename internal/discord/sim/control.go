@@ -35,6 +35,7 @@ func (s *Server) controlMux() *http.ServeMux {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /_sim/limits", s.ctlLimits)
+	mux.HandleFunc("POST /_sim/token", s.ctlToken)
 	mux.HandleFunc("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)
@@ -405,5 +406,24 @@ func (s *Server) ctlLimits(w http.ResponseWriter, r *http.Request) {
 		ctlError(w, http.StatusBadRequest, err)
 		return
 	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// TokenReset is POST /_sim/token: the bot's token is reset (see
+// Server.ResetToken).
+type TokenReset struct {
+	Token string `json:"token"`
+}
+
+func (s *Server) ctlToken(w http.ResponseWriter, r *http.Request) {
+	var req TokenReset
+	if !decodeControl(w, r, &req) {
+		return
+	}
+	if req.Token == "" {
+		ctlError(w, http.StatusBadRequest, errors.New("sim: token must not be empty"))
+		return
+	}
+	s.ResetToken(req.Token)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
@@ -157,6 +160,39 @@ func TestTokenOption(t *testing.T) {
 	}
 	wantStatus(t, s.DoInvalidAs("GET", "/gateway/bot", "", nil), 401)
 	wantStatus(t, s.DoAs("GET", "/gateway/bot", "T", nil), 200)
+}
+
+// A token reset makes the old token a 401 and the new one work, and ends
+// gateway sessions with 4004 (checked through discordgo, which stops).
+func TestResetToken(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: simtest.Token}))
+	dg := s.Session()
+	closed := make(chan struct{})
+	dg.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) {
+		select {
+		case <-closed:
+		default:
+			close(closed)
+		}
+	})
+	if err := dg.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer dg.Close()
+	s.ResetToken("new-token")
+	wantError(t, s.DoAs("GET", "/users/@me", simtest.Token, nil), 401, 0)
+	wantStatus(t, s.DoAs("GET", "/users/@me", "new-token", nil), 200)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gateway session outlived the token reset")
+	}
+	bad := httptest.NewRecorder()
+	s.Server.ServeHTTP(bad, httptest.NewRequest("POST", "/_sim/token", strings.NewReader(`{"token": ""}`)))
+	if bad.Code != 400 {
+		t.Errorf("empty token = %d, want 400", bad.Code)
+	}
 }
 
 func TestUnknownRoutes(t *testing.T) {

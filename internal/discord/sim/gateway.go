@@ -15,7 +15,9 @@ func newGateway(s *Server) *wsgateway.Gateway {
 		Clock:             s.clock,
 		HeartbeatInterval: s.scaled(s.opts.HeartbeatInterval),
 		Authorize: func(token string) bool {
-			return s.opts.Token == "" || token == s.opts.Token
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.tokenAccepted(token)
 		},
 		Ready:  s.ready,
 		Logger: s.opts.Logger,
@@ -72,4 +74,18 @@ func getCurrentUser(s *Server, rq *request) (any, *apiError) {
 	u["locale"] = "en-US"
 	u["verified"] = true
 	return u, nil
+}
+
+// tokenAccepted reports whether token is the bot's current token. The
+// lock is held.
+func (s *Server) tokenAccepted(token string) bool { return s.token == "" || token == s.token }
+
+// ResetToken makes token the bot's only valid one, as "Reset Token" in
+// Discord's developer portal does: the old token gets 401 on REST, and
+// every gateway session is closed with 4004 Authentication failed.
+func (s *Server) ResetToken(token string) {
+	s.mu.Lock()
+	s.token = token
+	s.mu.Unlock()
+	s.gw.Disconnect(wsgateway.CloseAuthenticationFailed)
 }

@@ -195,7 +195,7 @@ func (s *Server) process(rq *request, token string) response {
 			"global":      false,
 		}}
 	}
-	if !rt.noAuth && (token == "" || s.opts.Token != "" && token != s.opts.Token) {
+	if !rt.noAuth && (token == "" || !s.tokenAccepted(token)) {
 		return s.finish(rq, h, nil, errUnauthorized)
 	}
 	if status := s.fault5xx(rt); status != 0 {

@@ -97,6 +97,7 @@ type Server struct {
 	gw      *wsgateway.Gateway
 
 	mu       sync.Mutex
+	token    string // the one bot token accepted ("": any); ResetToken changes it
 	st       *state
 	limits   map[string]Limit  // route key → bucket limit override
 	global   int               // global limit per second
@@ -118,6 +119,7 @@ func New(opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
 		opts:   opts,
+		token:  opts.Token,
 		clock:  opts.Clock,
 		routes: routeTable(),
 		rng:    rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),

@@ -293,6 +293,13 @@ func (s *Sim) SetLimits(c sim.LimitChange) {
 	s.control(http.MethodPost, "/_sim/limits", c, nil, http.StatusNoContent)
 }
 
+// ResetToken resets the bot's token through POST /_sim/token: the old one
+// gets 401s and its gateway sessions close with 4004.
+func (s *Sim) ResetToken(token string) {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/token", sim.TokenReset{Token: token}, nil, http.StatusNoContent)
+}
+
 // Reset empties the simulator through POST /_sim/reset.
 func (s *Sim) Reset() {
 	s.t.Helper()

@@ -19,10 +19,12 @@ const every = 10 * time.Millisecond
 // for when Timeout passes first.
 func Until(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	until(t, what, Timeout, cond)
+	Within(t, Timeout, what, cond)
 }
 
-func until(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+// Within is Until with a timeout of its own, for waits that take longer
+// by design, such as a job store electing a new leader.
+func Within(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {

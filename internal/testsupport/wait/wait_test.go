@@ -38,5 +38,5 @@ func TestUntilFailsWithWhatItWaitedFor(t *testing.T) {
 			t.Errorf("Until did not fail naming what it waited for: %q", f.failed)
 		}
 	}()
-	until(f, "never", 50*time.Millisecond, func() bool { return false })
+	Within(f, 50*time.Millisecond, "never", func() bool { return false })
 }

@@ -1,0 +1,200 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// actID is the button members click in the fault tests.
+const actID = "fault:1:act"
+
+// effects is the feature the fault tests drive: a click enqueues a job
+// that posts one message in the channel, fills the member's reply and
+// sends one follow-up — three effects that must each happen once.
+func effects() feature.Feature {
+	return feature.Feature{Name: "faults", Build: func(k feature.Kit) error {
+		k.Routes.Component(actID, func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+				Args:       effectArgs{InteractionID: in.ID, ChannelID: in.ChannelID},
+				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+			return interaction.Deferred(true), err
+		})
+		work.Register(k.Jobs, &effectWorker{discord: k.Discord, followups: k.Followups})
+		return nil
+	}}
+}
+
+type effectArgs struct {
+	InteractionID string `json:"interaction_id"`
+	ChannelID     string `json:"channel_id"`
+}
+
+func (effectArgs) Kind() string { return "fault_effect" }
+
+type effectWorker struct {
+	river.WorkerDefaults[effectArgs]
+	discord   *rest.Client
+	followups *followup.Sender
+}
+
+func (w *effectWorker) Work(ctx context.Context, j *river.Job[effectArgs]) error {
+	id := j.Args.InteractionID
+	if _, err := w.discord.CreateMessage(ctx, j.Args.ChannelID, rest.NewMessage{Content: "effect " + id, Nonce: "effect-" + id}); err != nil {
+		return err
+	}
+	for _, step := range []string{"done", "extra"} {
+		if _, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: id, Key: step + "-" + id,
+			Content: step + " " + id}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clicks sends clicks on msg, one every gap, from the fixture's members,
+// and remembers them.
+type clicks struct {
+	s   *simtest.Sim
+	g   sim.FixtureResult
+	msg string
+	mu  sync.Mutex
+	all []sim.InteractionCreated
+}
+
+// burst clicks until the returned stop is called.
+func (c *clicks) burst(gap time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	members := []string{"alice", "bob", "carol", "dave"}
+	go func() {
+		defer close(finished)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(gap):
+			}
+			in, err := c.s.Server.Interact(sim.InteractionRequest{GuildID: c.g.ID, ChannelID: c.g.Channel("general"),
+				UserID: c.g.Member(members[i%len(members)]), Kind: "component", CustomID: actID, MessageID: c.msg})
+			if err != nil {
+				continue
+			}
+			c.mu.Lock()
+			c.all = append(c.all, in)
+			c.mu.Unlock()
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// tally is what the simulator saw of the clicks.
+type tally struct {
+	interactions, acked, busy, lost, duplicated int
+	problems                                    []string
+}
+
+// check counts, for every click, the effects the simulator holds: an
+// acknowledged click (answered deferred) must have its message, its
+// reply and its follow-up (or, when the follow-up's answer was lost, its
+// text merged into the reply) exactly once; no click may have anything
+// twice; a click answered otherwise ("busy") must have nothing.
+func (c *clicks) check(t *testing.T) tally {
+	t.Helper()
+	effects := map[string]int{}
+	for _, m := range c.s.Messages(c.g.Channel("general")) {
+		if id, ok := strings.CutPrefix(m.Content, "effect "); ok {
+			effects[id]++
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var r tally
+	problem := func(format string, args ...any) { r.problems = append(r.problems, fmt.Sprintf(format, args...)) }
+	for _, in := range c.all {
+		r.interactions++
+		st := c.s.Interaction(in.ID)
+		acked := st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource)
+		if st.Followups > 1 || effects[in.ID] > 1 {
+			r.duplicated++
+			problem("%s: %d messages, %d follow-ups", in.ID, effects[in.ID], st.Followups)
+		}
+		switch {
+		case acked:
+			r.acked++
+			var reply discordgo.Message
+			c.s.DoAs(http.MethodGet, "/webhooks/"+c.s.BotUserID()+"/"+in.Token+"/messages/@original", "", nil).JSON(t, &reply)
+			extra := st.Followups == 1 || strings.Contains(reply.Content, "extra "+in.ID)
+			if effects[in.ID] != 1 || !strings.HasPrefix(reply.Content, "done "+in.ID) || !extra {
+				r.lost++
+				problem("%s acknowledged: %d messages, reply %q, %d follow-ups", in.ID, effects[in.ID], reply.Content, st.Followups)
+			}
+		case st.Acked:
+			r.busy++
+			if effects[in.ID] != 0 {
+				problem("%s answered %d but had an effect", in.ID, st.AckType)
+			}
+		}
+	}
+	return r
+}
+
+// drainTimeout bounds the wait for the last jobs: a process killed while
+// River's leader leaves its lease for 15 s, the next leader's rescuer
+// reruns jobs that died running, and retries run through its scheduler.
+const drainTimeout = 90 * time.Second
+
+// drained waits until herald has no effect left to do: nothing queued,
+// held, running or waiting to retry. On failure it lists what is left.
+func drained(t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		rows, err := db.Query(context.Background(), `SELECT id, state, attempt, scheduled_at, attempted_at, errors::text
+			FROM river_job WHERE kind = 'fault_effect' AND state NOT IN ('completed') ORDER BY id`)
+		if err != nil {
+			t.Log(err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var state string
+			var attempt int
+			var scheduled time.Time
+			var attempted *time.Time
+			var errs *string
+			rows.Scan(&id, &state, &attempt, &scheduled, &attempted, &errs)
+			e := ""
+			if errs != nil {
+				e = *errs
+			}
+			t.Logf("left: job %d %s attempt %d scheduled %s attempted %v errors %s", id, state, attempt, scheduled.Format(time.StampMilli), attempted, e)
+		}
+	}()
+	wait.Within(t, drainTimeout, "every effect job to finish", func() bool {
+		var n int
+		err := db.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'fault_effect'
+			AND state IN ('available', 'scheduled', 'running', 'retryable', 'pending')`).Scan(&n)
+		return err == nil && n == 0
+	})
+}

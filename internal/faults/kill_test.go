@@ -1,0 +1,169 @@
+package faults_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/app"
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+)
+
+// childEnv makes the test binary run as `herald run` with the effects
+// feature, for the parent test to kill.
+const childEnv = "HERALD_FAULT_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(runHerald())
+	}
+	pgtest.Main(m)
+}
+
+// runHerald is what `herald run` does — configuration from the
+// environment, app.New, Run until a signal — with the effects feature.
+func runHerald() int {
+	cfg, err := app.LoadConfig(os.LookupEnv, effects())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	a, err := app.New(ctx, cfg, log, effects())
+	if err != nil {
+		log.Error("herald cannot start", "err", err)
+		return 1
+	}
+	if err := a.Run(ctx); err != nil {
+		log.Error("herald stopped with an error", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// kills is how many times the test kills herald: seed 001's promise must
+// hold at every point a process can die.
+var kills = envInt("HERALD_FAULT_KILLS", 20)
+
+// kill -9 of a real herald process at random points of a burst of clicks,
+// each with a message, a reply and a follow-up, and a restart after each:
+// every acknowledged click's effects happen exactly once, none twice.
+func TestKill9DuringBurst(t *testing.T) {
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("HERALD_FAULT_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (HERALD_FAULT_SEED replays it)", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	s := simtest.New(t)
+	// The test is about crashes, not rate limits: one channel's messages
+	// may go as fast as herald sends them.
+	s.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/messages", Limit: 1000, WindowMS: 1000})
+	g := s.CreateGuild(sim.DefaultFixture())
+	var msg struct{ ID string }
+	s.Do("POST", "/channels/"+g.Channel("general")+"/messages", map[string]any{"content": "act"}).JSON(t, &msg)
+	dbURL := storetest.URL(t)
+	env := append(os.Environ(), childEnv+"=1",
+		"DISCORD_TOKEN="+simtest.Token, "DISCORD_APP_ID="+s.BotUserID(), "DATABASE_URL="+dbURL,
+		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
+		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
+		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1")
+	c := &clicks{s: s, g: g, msg: msg.ID}
+	var logs logbuf.Buffer
+	defer func() {
+		if t.Failed() {
+			t.Logf("herald's errors:\n%s", logs.String())
+		}
+	}()
+	var points []time.Duration
+	for range kills {
+		herald := start(t, env, &logs)
+		stop := c.burst(10 * time.Millisecond)
+		at := time.Duration(50+rng.IntN(450)) * time.Millisecond
+		points = append(points, at)
+		time.Sleep(at)
+		herald.Process.Signal(syscall.SIGKILL)
+		herald.Wait()
+		stop()
+	}
+	herald := start(t, env, &logs)
+	defer func() {
+		herald.Process.Signal(syscall.SIGTERM)
+		herald.Wait()
+	}()
+	db, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	drained(t, db)
+	r := c.check(t)
+	t.Logf("load: %d clicks at 100/s; faults: %d kill -9 at %v after each start; requests to Discord: %d; acknowledged %d, busy %d; lost = %d, duplicated = %d",
+		r.interactions, kills, points, len(s.Server.Requests()), r.acked, r.busy, r.lost, r.duplicated)
+	for _, p := range r.problems {
+		t.Error(p)
+	}
+	if r.acked == 0 {
+		t.Error("no click was acknowledged: the burst never reached herald")
+	}
+}
+
+// start runs herald as a child process, its errors logged to logs, and
+// waits until it is ready.
+func start(t *testing.T, env []string, logs io.Writer) *exec.Cmd {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(env, "HERALD_HTTP_ADDR="+addr, "LOG_LEVEL=error")
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
+}

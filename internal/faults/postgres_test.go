@@ -1,0 +1,60 @@
+package faults_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+)
+
+// faultEnv is the configuration the fault tests run herald with: small
+// lanes, follow-ups as their own messages, and seconds-long job timeouts
+// so a job whose process died is rescued within the test.
+var faultEnv = map[string]string{
+	"HERALD_COALESCE_WINDOW": "0s", "HERALD_JOB_TIMEOUT": "interactive=2s,events=2s,sync=2s,background=2s",
+}
+
+// Postgres crashes (an immediate stop of a cluster of the test's own)
+// in the middle of a burst and comes back: herald recovers with no help,
+// /readyz goes 503 then 200, the clicks during the outage are answered
+// "busy", and every acknowledged click's effects happen exactly once.
+func TestPostgresCrashMidBurst(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.StartCluster(t)
+	h := heraldtest.New(t, heraldtest.WithDatabase(cluster.URL()), heraldtest.WithFeatures(effects()), heraldtest.WithEnv(faultEnv))
+	h.Sim.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/messages", Limit: 1000, WindowMS: 1000})
+	msg := h.Post(h.Channel("general"), map[string]any{"content": "act"})
+	c := &clicks{s: h.Sim, g: h.Guild, msg: msg.ID}
+	ready := func() int {
+		res, err := http.Get("http://" + h.App.AdminAddr() + "/readyz")
+		if err != nil {
+			return 0
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+
+	stop := c.burst(10 * time.Millisecond)
+	time.Sleep(time.Second)
+	cluster.Crash(t)
+	h.Eventually("/readyz 503 while Postgres is down", func() bool { return ready() == http.StatusServiceUnavailable })
+	time.Sleep(time.Second)
+	cluster.Start(t)
+	h.Eventually("/readyz 200 once Postgres is back", func() bool { return ready() == http.StatusOK })
+	time.Sleep(time.Second)
+	stop()
+
+	drained(t, h.DB)
+	r := c.check(t)
+	t.Logf("load: %d clicks at 100/s; faults: 1 Postgres crash (immediate stop, ~1 s down); requests to Discord: %d; acknowledged %d, busy %d; lost = %d, duplicated = %d",
+		r.interactions, len(h.Sim.Server.Requests()), r.acked, r.busy, r.lost, r.duplicated)
+	for _, p := range r.problems {
+		t.Error(p)
+	}
+	if r.busy == 0 {
+		t.Error("no click was answered busy: the outage never reached the fast path")
+	}
+}
