@@ -18,12 +18,13 @@ import (
 type Reason string
 
 const (
-	ReasonRateLimited      Reason = "rate_limited"      // waiting: Discord asked us to slow down
-	ReasonNeedsPermission  Reason = "needs_permission"  // failed: the bot lacks a permission
-	ReasonTargetMissing    Reason = "target_missing"    // failed: the message, channel or role is gone
-	ReasonInvalid          Reason = "invalid"           // failed: Discord rejected the request
-	ReasonRetriesExhausted Reason = "retries_exhausted" // failed: transient errors outlived every attempt
-	ReasonExpired          Reason = "expired"           // a view past its deadline: nobody needs it any more
+	ReasonRateLimited      Reason = "rate_limited"        // waiting: Discord asked us to slow down
+	ReasonUnavailable      Reason = "discord_unavailable" // waiting: Discord fails on this route (its circuit is open)
+	ReasonNeedsPermission  Reason = "needs_permission"    // failed: the bot lacks a permission
+	ReasonTargetMissing    Reason = "target_missing"      // failed: the message, channel or role is gone
+	ReasonInvalid          Reason = "invalid"             // failed: Discord rejected the request
+	ReasonRetriesExhausted Reason = "retries_exhausted"   // failed: transient errors outlived every attempt
+	ReasonExpired          Reason = "expired"             // a view past its deadline: nobody needs it any more
 )
 
 // Outcome is what a job recorded about its last attempt: where it waits or
@@ -38,6 +39,8 @@ type Outcome struct {
 // worker gets the same rules (DESIGN.md, seeds 000 and 004):
 //   - rate limited: snooze for exactly the wait; a snooze is no attempt and
 //     holds no worker or transaction while it waits;
+//   - Discord failing with a known wait (a route's open circuit): snooze
+//     until its next probe, waiting rather than spending attempts;
 //   - missing permission, missing target, invalid request: cancel at once
 //     with the reason, since retrying cannot help;
 //   - transient errors, unknown outcomes and a rejected token: River's
@@ -89,6 +92,13 @@ func (o *outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func
 	case transport.Invalid:
 		record(ReasonInvalid, time.Time{})
 		return river.JobCancel(fmt.Errorf("%s: %w", ReasonInvalid, err))
+	case transport.Transient:
+		if wait > 0 {
+			record(ReasonUnavailable, time.Now().Add(wait))
+			return river.JobSnooze(wait)
+		}
+		record("", time.Time{})
+		return err
 	default:
 		// Replaces any earlier outcome: the job now retries with backoff.
 		record("", time.Time{})

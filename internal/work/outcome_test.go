@@ -34,6 +34,7 @@ var failures = map[string]error{
 	"not_found":    &transport.APIError{Route: "PATCH /channels/{channel_id}/messages/{message_id}", Status: 404, Code: 10008, Message: "Unknown Message"},
 	"invalid":      &transport.APIError{Route: "POST /channels/{channel_id}/messages", Status: 400, Code: 50035, Message: "Invalid Form Body"},
 	"transient":    &transport.TransientError{Route: "GET /channels/{channel_id}", Status: http.StatusBadGateway, Attempts: 6},
+	"circuit_open": &transport.CircuitOpenError{Route: "POST /channels/{channel_id}/messages", Bucket: "b", ConsecutiveFailures: 10, RetryAfter: 20 * time.Second},
 }
 
 func (w *callWorker) Work(_ context.Context, j *river.Job[callArgs]) error {
@@ -51,8 +52,9 @@ func startCalls(t *testing.T, pool *pgxpool.Pool) (*work.Client, *callWorker) {
 }
 
 // Each transport error class ends the job the way DESIGN.md says: a rate
-// limit waits (no attempt, no worker held); a missing permission, target
-// or valid body fails at once with its reason; transient errors retry.
+// limit or an open circuit waits (no attempt, no worker held); a missing
+// permission, target or valid body fails at once with its reason;
+// transient errors retry.
 func TestOutcomesByErrorClass(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
@@ -65,6 +67,7 @@ func TestOutcomesByErrorClass(t *testing.T) {
 		"not_found":    {Name: "failed", Reason: work.ReasonTargetMissing},
 		"invalid":      {Name: "failed", Reason: work.ReasonInvalid},
 		"transient":    {Name: "waiting"},
+		"circuit_open": {Name: "waiting", Reason: work.ReasonUnavailable},
 	}
 	ids := map[string]int64{}
 	for fail := range want {
@@ -90,6 +93,9 @@ func TestOutcomesByErrorClass(t *testing.T) {
 			if wait := time.Until(got.Until); wait > 3*time.Second {
 				t.Errorf("rate limited: waiting until %s (in %s), want within Retry-After (3s)", got.Until, wait)
 			}
+		}
+		if fail == "circuit_open" && (got.Attempts != 0 || time.Until(got.Until) < 15*time.Second) {
+			t.Errorf("circuit open: %d attempts, waiting until %s; want a snooze until the probe, no attempt spent", got.Attempts, got.Until)
 		}
 		if st.Name == "failed" && got.Attempts != 1 {
 			t.Errorf("%s: failed after %d attempts, want 1", fail, got.Attempts)
