@@ -74,6 +74,7 @@ type bucket struct {
 	queue    queue
 	running  bool // a worker goroutine serves the queue
 	inflight bool // a request is on the wire
+	slot     int  // a global slot granted to its worker, or -1
 	wake     chan struct{}
 	lastUsed time.Time
 
@@ -96,7 +97,7 @@ type bucket struct {
 func newBucket(id, hash string, r Route) *bucket {
 	return &bucket{
 		id: id, name: displayName(hash, r), hash: hash, route: r,
-		wake: make(chan struct{}, 1), breaker: breakerClosed, rateLimited: map[string]int64{},
+		wake: make(chan struct{}, 1), breaker: breakerClosed, rateLimited: map[string]int64{}, slot: -1,
 	}
 }
 

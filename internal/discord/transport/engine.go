@@ -5,9 +5,14 @@
 //
 // Requests queue per bucket (route template + major parameter, remapped to
 // Discord's X-RateLimit-Bucket hash once learned); buckets never block each
-// other. Inside a bucket, higher priorities go first with aging. Waits come
-// from Reset-After, Retry-After and the global limit; 5xx and network errors
-// back off with full jitter. See DESIGN.md and seeds 000, 002 and 004.
+// other. Inside a bucket, higher priorities go first with aging; when the
+// global limit binds, the engine hands its slots across buckets by
+// priority, then to the bucket with the longest drain (schedule.go). Waits
+// come from Reset-After, Retry-After and the global limit; 5xx and network
+// errors back off with full jitter, except that a mutation Discord cannot
+// deduplicate is never resent (UnknownOutcomeError). Errors and logs name
+// routes by template, never by URL (redact.go). See DESIGN.md and seeds
+// 000, 002 and 004.
 package transport
 
 import (
@@ -127,17 +132,28 @@ type Engine struct {
 	routeHash map[string]string  // route key → learned bucket hash
 	buckets   map[string]*bucket // bucket id (hash or route key + major) → bucket
 	global    *globalLimiter
-	// globalWaiters are buckets whose worker sleeps until a global slot
-	// frees; they are woken when a request is answered.
+	// globalWaiters are buckets ready to send but for a global slot; their
+	// workers sleep until dispatch grants them one (schedule.go).
 	globalWaiters map[*bucket]bool
+	// claiming are buckets whose worker sent a request with a global slot
+	// and has not yet asked for the next: dispatch may hold a slot for one.
+	claiming map[*bucket]bool
+	// sleeping are buckets whose worker waits for its own limit, and until
+	// when: dispatch may hold a slot for one waking soon.
+	sleeping      map[*bucket]time.Time
+	globalTimer   clockwork.Timer // runs dispatch when the next slot frees
+	globalTimerAt time.Time
 	gateUntil     time.Time // closed by a global 429
 	edgeUntil     time.Time // closed by a header-less 429 from the edge
-	unauthorized  bool
-	deadWebhooks  map[string]bool
-	invalid       *invalidCounter
-	lastPrune     time.Time
-	seq           uint64
-	rng           *rand.Rand
+	// unauthorized is set by a 401 to the bot token (killswitch.go).
+	unauthorized       bool
+	unauthorizedSince  time.Time
+	unauthorizedReason string
+	deadWebhooks       map[string]bool
+	invalid            *invalidCounter
+	lastPrune          time.Time
+	seq                uint64
+	rng                *rand.Rand
 }
 
 // New builds an Engine.
@@ -151,6 +167,8 @@ func New(cfg Config) *Engine {
 		buckets:       map[string]*bucket{},
 		global:        newGlobalLimiter(cfg.GlobalLimit, cfg.GlobalPeriod),
 		globalWaiters: map[*bucket]bool{},
+		claiming:      map[*bucket]bool{},
+		sleeping:      map[*bucket]time.Time{},
 		deadWebhooks:  map[string]bool{},
 		invalid:       newInvalidCounter(invalidWindow),
 		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
@@ -342,6 +360,19 @@ func (e *Engine) estimate(b *bucket, r Route, now time.Time) (time.Duration, str
 // gateWait is how long the gates and the bucket's own state hold a request
 // right now, and the scope responsible. The lock is held.
 func (e *Engine) gateWait(b *bucket, r Route, now time.Time) (time.Duration, string) {
+	wait, scope := e.localWait(b, now)
+	if !r.Exempt {
+		if d, _ := e.globalWait(now); d > wait {
+			wait, scope = d, "global"
+		}
+	}
+	return wait, scope
+}
+
+// localWait is how long the edge block and the bucket's own state hold its
+// next request, and the scope responsible; the global gate and limit are
+// globalWait's. The lock is held.
+func (e *Engine) localWait(b *bucket, now time.Time) (time.Duration, string) {
 	var wait time.Duration
 	scope := ""
 	raise := func(d time.Duration, s string) {
@@ -350,16 +381,28 @@ func (e *Engine) gateWait(b *bucket, r Route, now time.Time) (time.Duration, str
 		}
 	}
 	raise(e.edgeUntil.Sub(now), "edge")
-	if !r.Exempt {
-		raise(e.gateUntil.Sub(now), "global")
-		d, _ := e.global.wait(now)
-		raise(d, "global")
-	}
 	raise(b.blockedUntil.Sub(now), b.blockedScope)
 	if b.known && b.remaining <= 0 {
 		raise(b.resetAt.Sub(now), "user")
 	}
 	return wait, scope
+}
+
+// globalWait is how long a request counted by the global limit waits for
+// the gate a global 429 closed and for the limiter. blocked means the slot
+// it needs is still in flight: its answer, not time, ends the wait. The
+// lock is held.
+func (e *Engine) globalWait(now time.Time) (d time.Duration, blocked bool) {
+	return e.globalWaitAfter(now, 0)
+}
+
+// globalWaitAfter is globalWait for the slot k places after the next one.
+func (e *Engine) globalWaitAfter(now time.Time, k int) (d time.Duration, blocked bool) {
+	d, blocked = e.global.waitAfter(now, k)
+	if blocked {
+		return d, true
+	}
+	return max(d, e.gateUntil.Sub(now)), false
 }
 
 // CancelAll fails every queued request with a *CancelledError. Requests

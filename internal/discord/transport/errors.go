@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -22,8 +23,8 @@ const (
 	NotFound Class = "not_found"
 	// Invalid: Discord rejected the request itself (50035 and other 4xx); never retry.
 	Invalid Class = "invalid"
-	// UnknownOutcome: the connection died after a non-idempotent request was
-	// written; reconcile before doing anything else.
+	// UnknownOutcome: a non-idempotent request was written, then its
+	// connection died or a 5xx came back; reconcile before doing anything else.
 	UnknownOutcome Class = "unknown_outcome"
 	// Unauthorized: the token is bad; all REST has stopped.
 	Unauthorized Class = "unauthorized"
@@ -64,8 +65,10 @@ func Classify(err error) (Class, time.Duration) {
 	}
 }
 
-// ErrUnauthorized is returned for every request once Discord answered 401:
-// the token is invalid and retrying would only count invalid requests.
+// ErrUnauthorized is returned for every request once Discord answered 401
+// to the bot token: the token is invalid and retrying would only count
+// invalid requests. A 401 on a webhook or interaction route (50027 Invalid
+// Webhook Token) does not stop anything else.
 var ErrUnauthorized = errors.New("discord: unauthorized: the bot token was rejected; REST stopped until restart")
 
 // APIError is a non-2xx answer Discord gave in its JSON error shape.
@@ -86,6 +89,9 @@ func (e *APIError) Error() string {
 func (e *APIError) Class() Class {
 	switch {
 	case e.Code == 50027: // Invalid Webhook Token: that webhook or interaction is unusable
+		return NotFound
+	case e.Status == http.StatusUnauthorized && strings.Contains(e.Route, "_token}"):
+		// The token in the path was refused, not the bot's (Route.TokenAuth).
 		return NotFound
 	case e.Status == http.StatusUnauthorized:
 		return Unauthorized
@@ -148,16 +154,22 @@ func (e *TransientError) Error() string {
 
 func (e *TransientError) Unwrap() error { return e.Err }
 
-// UnknownOutcomeError means a non-idempotent request was written but its
-// answer was lost: Discord may or may not have applied it.
+// UnknownOutcomeError means a non-idempotent request was written but no
+// answer proves what became of it: the connection was lost, or a 5xx came
+// back, which Discord or a proxy in front of it may send after applying
+// the request. Discord may or may not have applied it; the engine never
+// resends it, the caller reconciles.
 type UnknownOutcomeError struct {
 	Route  string
-	Status int // 502/504 when a gateway lost the answer, 0 for a dropped connection
-	Err    error
+	Status int   // the 5xx answered, 0 for a lost connection
+	Err    error // the network error, redacted (no URL); nil for a 5xx
 }
 
 func (e *UnknownOutcomeError) Error() string {
-	return fmt.Sprintf("discord: %s: outcome unknown (status %d): %v", e.Route, e.Status, e.Err)
+	if e.Status != 0 {
+		return fmt.Sprintf("discord: %s: outcome unknown: answered %d %s", e.Route, e.Status, http.StatusText(e.Status))
+	}
+	return fmt.Sprintf("discord: %s: outcome unknown: %v", e.Route, e.Err)
 }
 
 func (e *UnknownOutcomeError) Unwrap() error { return e.Err }

@@ -2,8 +2,12 @@ package transport
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -113,20 +117,123 @@ func TestLostAnswers(t *testing.T) {
 	}
 }
 
-// 502 and 504 mean a gateway lost Discord's answer: for a non-idempotent
-// request that is an unknown outcome, not a retry.
-func TestBadGatewayOnCreateIsUnknownOutcome(t *testing.T) {
+// A 5xx to a request Discord cannot deduplicate (an interaction follow-up,
+// a message create without an enforced nonce) comes back as an unknown
+// outcome, never resent: a resend could post it twice. Idempotent requests
+// (GET, PUT, PATCH, DELETE, or a POST marked WithIdempotent) are retried.
+func TestServerErrorsOnMutations(t *testing.T) {
 	t.Parallel()
-	d := newDiscord(t, func(r *http.Request, n int) reply {
-		return reply{status: 502, body: `{"message":"502: Bad Gateway","code":0}`}
-	})
-	e := d.engine(Config{})
-	c := finished(t, d.send(t.Context(), e, "POST", msgs))
-	var uo *UnknownOutcomeError
-	if !errors.As(c.err, &uo) || uo.Status != 502 || len(d.requests()) != 1 {
-		t.Fatalf("err = %v after %d requests", c.err, len(d.requests()))
+	tests := []struct {
+		method, path string
+		marked       bool
+		status       int
+		unknown      bool
+	}{
+		{"POST", "/webhooks/900/itok", false, 500, true},
+		{"POST", "/webhooks/900/itok", false, 503, true},
+		{"POST", msgs, false, 502, true},
+		{"POST", msgs, false, 504, true},
+		{"POST", "/interactions/1/itok/callback", false, 500, true},
+		{"POST", msgs, true, 500, false},
+		{"POST", msgs, true, 503, false},
+		{"PATCH", "/webhooks/900/itok/messages/@original", false, 500, false},
+		{"PUT", "/guilds/5/members/6/roles/7", false, 503, false},
+		{"DELETE", msgs + "/5", false, 502, false},
+	}
+	for _, tc := range tests {
+		name := fmt.Sprintf("%s %s %d marked=%v", tc.method, tc.path, tc.status, tc.marked)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := newDiscord(t, func(r *http.Request, n int) reply {
+				if n == 1 {
+					return reply{status: tc.status, body: `{"message":"server error","code":0}`}
+				}
+				return ok()
+			})
+			e := d.engine(Config{BackoffBase: 10 * time.Millisecond, BackoffCap: 10 * time.Millisecond})
+			ctx := t.Context()
+			if tc.marked {
+				ctx = WithIdempotent(ctx)
+			}
+			ch := d.send(ctx, e, tc.method, tc.path)
+			if !tc.unknown {
+				d.waitRequests(1)
+				d.sleepers(1)
+				d.clk.Advance(10 * time.Millisecond)
+			}
+			c := finished(t, ch)
+			var uo *UnknownOutcomeError
+			switch {
+			case tc.unknown && (!errors.As(c.err, &uo) || uo.Status != tc.status):
+				t.Fatalf("err = %v, want an unknown outcome with status %d", c.err, tc.status)
+			case tc.unknown && len(d.requests()) != 1:
+				t.Fatalf("an unknown outcome was resent: %d requests", len(d.requests()))
+			case !tc.unknown && (c.err != nil || len(d.requests()) != 2):
+				t.Fatalf("err = %v after %d requests, want a retry that succeeds", c.err, len(d.requests()))
+			}
+			if cls, _ := Classify(c.err); tc.unknown && cls != UnknownOutcome {
+				t.Errorf("class = %s", cls)
+			}
+		})
 	}
 }
+
+// Unknown outcomes count as failures for the circuit breaker, like the 5xx
+// retried for idempotent requests: the breaker opens after the threshold
+// and Health lists it, by display name only.
+func TestUnknownOutcomesOpenTheCircuit(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		return reply{status: 500, body: `{"message":"500: Internal Server Error","code":0}`}
+	})
+	e := d.engine(Config{BreakerThreshold: 2})
+	const hook = "/webhooks/44/secret-webhook-token"
+	for range 2 {
+		var uo *UnknownOutcomeError
+		if c := finished(t, d.send(t.Context(), e, "POST", hook)); !errors.As(c.err, &uo) {
+			t.Fatalf("err = %v", c.err)
+		}
+	}
+	var cb *CircuitOpenError
+	if c := finished(t, d.send(t.Context(), e, "POST", hook)); !errors.As(c.err, &cb) || len(d.requests()) != 2 {
+		t.Fatalf("err = %v after %d requests, want the open circuit to refuse", c.err, len(d.requests()))
+	}
+	h := e.Health()
+	if len(h.OpenCircuits) != 1 {
+		t.Fatalf("open circuits = %+v", h.OpenCircuits)
+	}
+	oc := h.OpenCircuits[0]
+	if oc.Route != "POST /webhooks/{webhook_id}/{webhook_token}" || oc.State != "open" || oc.ConsecutiveFailures != 2 ||
+		!oc.Since.Equal(d.clk.Now()) || strings.Contains(oc.Bucket, "secret") {
+		t.Errorf("open circuit = %+v", oc)
+	}
+}
+
+// A connection that fails before the request is written (the dial) proves
+// nothing reached Discord: even a non-idempotent request is retried.
+func TestDialFailureIsRetried(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply { return ok() })
+	var calls atomic.Int32
+	base := d.srv.Client().Transport
+	e := New(Config{Clock: d.clk, QueueTimeout: -1, ApplicationID: "900", BackoffBase: time.Millisecond, BackoffCap: time.Millisecond,
+		Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if calls.Add(1) == 1 {
+				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+			}
+			return base.RoundTrip(req)
+		})})
+	ch := d.send(t.Context(), e, "POST", "/webhooks/900/itok")
+	d.sleepers(1)
+	d.clk.Advance(time.Millisecond)
+	if c := finished(t, ch); c.err != nil || len(d.requests()) != 1 || calls.Load() != 2 {
+		t.Fatalf("err = %v, %d attempts, %d reached Discord", c.err, calls.Load(), len(d.requests()))
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // Every Discord error the simulator emits maps to the class the job layer
 // acts on.
@@ -235,6 +342,9 @@ func TestInvalidRequestBudget(t *testing.T) {
 	}
 	if len(d.requests()) != 3 {
 		t.Fatalf("sent %d requests past the budget", len(d.requests())-3)
+	}
+	if h := e.Health(); h.InvalidRequests != 3 || h.InvalidLimit != 3 || h.Ready() {
+		t.Errorf("health = %+v", h)
 	}
 	d.clk.Advance(10*time.Minute + time.Second)
 	if c := finished(t, d.send(t.Context(), e, "GET", "/channels/9")); c.err == nil || errors.As(c.err, &ib) {

@@ -28,10 +28,20 @@ func newGlobalLimiter(n int, period time.Duration) *globalLimiter {
 // slot it needs is still in flight: the wait ends when that request is
 // answered, and the period is only an upper bound to sleep.
 func (g *globalLimiter) wait(now time.Time) (d time.Duration, blocked bool) {
-	if len(g.slots) < g.n {
+	return g.waitAfter(now, 0)
+}
+
+// waitAfter is wait for the slot k places after the next one: how long
+// until k+1 more requests may have started, slots being taken in order.
+func (g *globalLimiter) waitAfter(now time.Time, k int) (d time.Duration, blocked bool) {
+	if k >= g.n {
+		return g.period, true
+	}
+	unfilled := g.n - len(g.slots) // taken first, while next stays 0
+	if k < unfilled {
 		return 0, false
 	}
-	s := g.slots[g.next]
+	s := g.slots[(g.next+k-unfilled)%g.n]
 	if s.inFlight {
 		return g.period, true
 	}
@@ -53,6 +63,11 @@ func (g *globalLimiter) take(now time.Time) int {
 
 // done records when the request in slot i was answered (or failed).
 func (g *globalLimiter) done(i int, now time.Time) { g.slots[i] = slot{at: now} }
+
+// release gives back slot i, taken but never sent: nothing reached Discord,
+// so it counts as long free. Capacity comes back when the ring reaches i
+// again, which errs on the safe side.
+func (g *globalLimiter) release(i int) { g.slots[i] = slot{} }
 
 // count is the number of requests in flight or answered within the last
 // period.

@@ -123,6 +123,9 @@ func TestEdgeBlockStopsEverything(t *testing.T) {
 	if s := e.Snapshot(); !s.EdgeBlockedUntil.After(s.Time) {
 		t.Error("snapshot does not show the edge block")
 	}
+	if h := e.Health(); !h.EdgeBlockedUntil.After(h.Time) || h.Ready() {
+		t.Errorf("health does not show the edge block: %+v", h)
+	}
 	d.clk.Advance(time.Millisecond)
 	finished(t, first)
 	finished(t, exempt)

@@ -76,10 +76,12 @@ func (m *metrics) outcome(r Route, reason string) { m.outcomes.WithLabelValues(r
 // Snapshot is the engine's state at one moment, for diagnostics and the
 // admin status view.
 type Snapshot struct {
-	Time             time.Time
-	GlobalLimit      int
-	GlobalInWindow   int
-	GlobalGateUntil  time.Time // set by a global 429
+	Time            time.Time
+	GlobalLimit     int
+	GlobalInWindow  int
+	GlobalGateUntil time.Time // set by a global 429
+	// GlobalWaiters are buckets ready to send but for a global slot.
+	GlobalWaiters    int
 	EdgeBlockedUntil time.Time // set by a header-less 429
 	Unauthorized     bool
 	InvalidRequests  int
@@ -116,7 +118,7 @@ func (e *Engine) Snapshot() Snapshot {
 	invalid, _ := e.invalid.count(now)
 	s := Snapshot{
 		Time: now, GlobalLimit: e.cfg.GlobalLimit, GlobalInWindow: e.global.count(now),
-		GlobalGateUntil: e.gateUntil, EdgeBlockedUntil: e.edgeUntil, Unauthorized: e.unauthorized,
+		GlobalGateUntil: e.gateUntil, GlobalWaiters: len(e.globalWaiters), EdgeBlockedUntil: e.edgeUntil, Unauthorized: e.unauthorized,
 		InvalidRequests: invalid, InvalidLimit: e.cfg.InvalidLimit, DeadWebhooks: len(e.deadWebhooks),
 	}
 	for _, b := range e.buckets {

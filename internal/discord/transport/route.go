@@ -24,6 +24,16 @@ type Route struct {
 // show: it never holds an id or a token.
 func (r Route) Key() string { return r.Method + " " + r.Template }
 
+// TokenAuth reports whether a token in the path authenticates the route:
+// webhook calls made with the webhook's token, and interaction callbacks,
+// follow-ups and @original edits made with the interaction token. Discord
+// authenticates these by that token, whatever Authorization header a
+// client such as discordgo adds, so a 401 there says nothing about the bot
+// token.
+func (r Route) TokenAuth() bool {
+	return strings.Contains(r.Template, "{webhook_token}") || strings.Contains(r.Template, "{interaction_token}")
+}
+
 // ParseRoute derives the route from a REST path below the API version
 // prefix ("/channels/1/messages/2"). appID tells an application's own
 // webhook (interaction follow-ups, exempt from the global limit) from an

@@ -38,3 +38,23 @@ func TestRouteKeyHasNoSecrets(t *testing.T) {
 		t.Errorf("key = %q", k)
 	}
 }
+
+// A token in the path authenticates webhook and interaction routes: their
+// 401 never condemns the bot token.
+func TestRouteTokenAuth(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]bool{
+		"/webhooks/44/tok":                      true,
+		"/webhooks/44/tok/messages/5":           true,
+		"/webhooks/900/itok":                    true,
+		"/webhooks/900/itok/messages/@original": true,
+		"/interactions/1/itok/callback":         true,
+		"/webhooks/44":                          false,
+		"/channels/1/webhooks":                  false,
+		"/users/@me":                            false,
+	} {
+		if got := ParseRoute("POST", path, "900").TokenAuth(); got != want {
+			t.Errorf("%s: TokenAuth = %v, want %v", path, got, want)
+		}
+	}
+}

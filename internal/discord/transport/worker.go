@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -25,6 +26,8 @@ func (e *Engine) startWorker(b *bucket) {
 // work sends b's requests one at a time, in rank order, each when every
 // limit allows it; it exits when the queue is empty. One request in flight
 // per bucket keeps Remaining exact, so a burst sees no 429 in steady state.
+// A request counted by the global limit also needs a global slot, which
+// the engine hands out across buckets (see schedule.go).
 func (e *Engine) work(b *bucket) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -41,16 +44,29 @@ func (e *Engine) work(b *bucket) {
 			e.deliver(b.pop(), nil, nil, err)
 			continue
 		}
-		if wait, scope := e.gateWait(b, it.route, now); wait > 0 {
-			if it.hasMaxWait && wait > it.maxWait {
-				e.metrics.outcome(it.route, "max_wait")
-				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: scope, RetryAfter: wait})
-				continue
+		local, scope := e.localWait(b, now)
+		wait := local
+		if !it.route.Exempt && b.slot < 0 {
+			if gw, _ := e.globalWait(now); gw > wait {
+				wait, scope = gw, "global"
 			}
-			if scope == "global" {
-				e.globalWaiters[b] = true
-			}
-			e.sleep(b, wait)
+		}
+		if wait > 0 && it.hasMaxWait && wait > it.maxWait {
+			e.metrics.outcome(it.route, "max_wait")
+			e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: scope, RetryAfter: wait})
+			continue
+		}
+		if local > 0 && !it.route.Exempt {
+			e.sleeping[b] = now.Add(local) // dispatch may hold a slot for it
+		}
+		if local > 0 || it.route.Exempt {
+			// Neither a granted slot nor one held for b may sit idle
+			// while b waits or sends an exempt request.
+			e.leaveGlobal(b, now)
+		}
+		if local > 0 {
+			e.sleep(b, local)
+			delete(e.sleeping, b)
 			continue
 		}
 		if b.breaker == breakerOpen {
@@ -61,10 +77,15 @@ func (e *Engine) work(b *bucket) {
 			}
 			b.breaker = breakerHalfOpen // this request is the one probe
 		}
+		if !it.route.Exempt && b.slot < 0 && !e.acquireGlobal(b, now) {
+			e.await(b)
+			continue
+		}
 		b.pop()
-		slot := -1
-		if !it.route.Exempt {
-			slot = e.global.take(now)
+		slot := b.slot
+		b.slot = -1
+		if slot >= 0 {
+			e.claiming[b] = true
 		}
 		b.remaining--
 		b.inflight = true
@@ -74,21 +95,14 @@ func (e *Engine) work(b *bucket) {
 		e.mu.Lock()
 		b.inflight = false
 		if slot >= 0 {
+			// No dispatch here: b still claims until its worker, still
+			// holding the lock, asks for its next slot or stops (schedule.go).
 			e.global.done(slot, e.clock.Now())
-			e.wakeGlobalWaiters()
 		}
 		e.handle(b, it, resp, body, wrote, err)
 	}
+	e.leaveGlobal(b, e.clock.Now())
 	b.running = false
-}
-
-// wakeGlobalWaiters lets workers held by the global limit look again, now
-// that a slot's time is known. The lock is held.
-func (e *Engine) wakeGlobalWaiters() {
-	for b := range e.globalWaiters {
-		b.signal()
-		delete(e.globalWaiters, b)
-	}
 }
 
 // sleep waits d or until the queue changes, without the lock.
@@ -103,6 +117,14 @@ func (e *Engine) sleep(b *bucket, d time.Duration) {
 	e.mu.Lock()
 }
 
+// await waits, without the lock, until b is woken: by a global slot
+// granted to it, or a change to its queue.
+func (e *Engine) await(b *bucket) {
+	e.mu.Unlock()
+	<-b.wake
+	e.mu.Lock()
+}
+
 // refuse ends a request the engine must not send: after a 401, to a dead
 // webhook, or past the invalid-request budget. It runs when a request
 // queues and again when it is sent, since those states may begin while it
@@ -113,7 +135,7 @@ func (e *Engine) refuse(it *item, now time.Time) error {
 	}
 	if it.route.Webhook != "" && e.deadWebhooks[it.route.Webhook] {
 		return &APIError{Route: it.route.Key(), Status: http.StatusNotFound, Code: 10015,
-			Message: "Unknown Webhook (an earlier request got 404; the webhook is not used again)"}
+			Message: "Unknown Webhook (Discord said earlier that this webhook is gone; it is not used again)"}
 	}
 	return e.checkInvalidBudget(now)
 }
@@ -134,12 +156,12 @@ func (e *Engine) send(it *item) (resp *http.Response, body []byte, wrote bool, e
 		// answer: only a failed dial proves nothing was sent.
 		var op *net.OpError
 		dialFailed := errors.As(err, &op) && op.Op == "dial"
-		return nil, nil, written.Load() || !dialFailed, err
+		return nil, nil, written.Load() || !dialFailed, redact(it.req, it.route, err)
 	}
 	body, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, nil, true, err
+		return nil, nil, true, redact(it.req, it.route, err)
 	}
 	return resp, body, true, nil
 }
@@ -158,7 +180,8 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 		if wrote && !it.idempotent {
 			e.failure(b, now)
 			e.metrics.outcome(r, "unknown_outcome")
-			e.deliver(it, nil, nil, &UnknownOutcomeError{Route: r.Key(), Err: errDropped})
+			e.log.Warn("Discord request lost after it was written; not resent", "route", r.Key(), "bucket", b.name, "err", err)
+			e.deliver(it, nil, nil, &UnknownOutcomeError{Route: r.Key(), Err: fmt.Errorf("%w: %w", errDropped, err)})
 			return
 		}
 		e.retryAfterFailure(b, b, it, 0, err, now)
@@ -174,32 +197,22 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.rateLimited(own, b, it, resp, body, now)
-	case status == http.StatusInternalServerError || status == http.StatusBadGateway ||
-		status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout:
-		if !it.idempotent && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
-			// A gateway lost the upstream answer: the mutation may have happened.
-			e.failure(b, now)
-			e.metrics.outcome(r, "unknown_outcome")
-			e.deliver(it, resp, body, &UnknownOutcomeError{Route: r.Key(), Status: status, Err: errDropped})
-			return
-		}
+	case status >= 500 && !it.idempotent:
+		// Discord cannot deduplicate this request, and a 5xx — from
+		// Discord or from a proxy in front of it — does not prove it was
+		// not applied: a resend could post a follow-up twice. The caller
+		// reconciles (read back, or resend with a nonce and enforce_nonce).
+		e.failure(b, now)
+		e.metrics.outcome(r, "unknown_outcome")
+		e.log.Warn("Discord answered a mutation with a server error; not resent", "route", r.Key(), "bucket", b.name, "status", status)
+		e.deliver(it, resp, body, &UnknownOutcomeError{Route: r.Key(), Status: status})
+	case status >= 500:
 		e.retryAfterFailure(own, b, it, status, nil, now)
-	case status == http.StatusUnauthorized && it.req.Header.Get("Authorization") != "":
-		e.invalid.add(now)
-		e.unauthorized = true
-		e.log.Error("Discord rejected the bot token; all REST requests stop until restart", "route", r.Key())
-		e.deliver(it, resp, body, parseAPIError(r.Key(), status, body))
 	case status >= 400:
 		e.success(b)
-		if status == http.StatusForbidden || status == http.StatusUnauthorized {
-			e.invalid.add(now)
-		}
-		// 404, or 401 Invalid Webhook Token: the webhook cannot be used.
-		if (status == http.StatusNotFound || status == http.StatusUnauthorized) && r.Webhook != "" {
-			e.deadWebhooks[r.Webhook] = true
-			e.log.Warn("webhook answered 404; it will not be used again", "route", r.Key(), "bucket", b.name)
-		}
-		e.deliver(it, resp, body, parseAPIError(r.Key(), status, body))
+		api := parseAPIError(r.Key(), status, body)
+		e.rejected(b, it, api, now)
+		e.deliver(it, resp, body, api)
 	default:
 		e.success(b)
 		e.deliver(it, resp, body, nil)
@@ -286,9 +299,14 @@ func (e *Engine) retryAfterFailure(own, b *bucket, it *item, status int, err err
 		return
 	}
 	if it.retries.failed > e.cfg.MaxRetries {
+		e.log.Warn("Discord request failed; giving up", "route", it.route.Key(), "bucket", b.name,
+			"status", status, "attempts", it.retries.failed, "err", err)
 		e.deliver(it, nil, nil, &TransientError{Route: it.route.Key(), Bucket: b.name, Status: status, Attempts: it.retries.failed, Err: err})
 		return
 	}
+	// err was redacted by send: it names the route, never the URL.
+	e.log.Info("Discord request failed; retrying after a backoff", "route", it.route.Key(), "bucket", b.name,
+		"status", status, "attempt", it.retries.failed, "err", err)
 	// The backoff only ever extends a wait Discord asked for.
 	b.blockedUntil = later(b.blockedUntil, now.Add(e.backoff(it.retries.failed)))
 	b.blockedScope = "backoff"

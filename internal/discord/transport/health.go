@@ -1,0 +1,70 @@
+package transport
+
+import (
+	"sort"
+	"time"
+)
+
+// Health is what stops or holds the engine's requests, for readiness
+// probes and the admin status view. It names buckets and routes only by
+// their display names and templates: never a token or a URL.
+type Health struct {
+	Time time.Time
+	// Unauthorized: Discord answered 401 to the bot token and all REST has
+	// stopped until restart. Reason names the route and Discord's answer.
+	Unauthorized       bool
+	UnauthorizedSince  time.Time
+	UnauthorizedReason string
+	// EdgeBlockedUntil is set by a header-less 429: Discord's edge blocks
+	// every request, exempt ones included, until then.
+	EdgeBlockedUntil time.Time
+	// GlobalGateUntil is set by a global 429: requests counted by the
+	// global limit wait until then.
+	GlobalGateUntil time.Time
+	// OpenCircuits are the buckets whose breaker is open or half-open.
+	OpenCircuits []OpenCircuit
+	// InvalidRequests (401, 403, non-shared 429) in the last 10 minutes,
+	// against InvalidLimit, at which the engine stops sending.
+	InvalidRequests int
+	InvalidLimit    int
+	// DeadWebhooks is how many webhooks Discord said are gone.
+	DeadWebhooks int
+}
+
+// OpenCircuit is one bucket whose circuit breaker is not closed.
+type OpenCircuit struct {
+	Bucket              string // display name: hash or route, and a fingerprint of the major parameter
+	Route               string // method and template
+	State               string // open, half-open
+	Since               time.Time
+	ConsecutiveFailures int
+}
+
+// Ready reports whether the engine can send at all now: the bot token was
+// not rejected, the edge is not blocking and the invalid-request budget is
+// not spent. Open circuits and the global gate hold only some requests.
+func (h Health) Ready() bool {
+	return !h.Unauthorized && !h.EdgeBlockedUntil.After(h.Time) && h.InvalidRequests < h.InvalidLimit
+}
+
+// Health returns the engine's health. It is safe for concurrent use.
+func (e *Engine) Health() Health {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.clock.Now()
+	invalid, _ := e.invalid.count(now)
+	h := Health{
+		Time:         now,
+		Unauthorized: e.unauthorized, UnauthorizedSince: e.unauthorizedSince, UnauthorizedReason: e.unauthorizedReason,
+		EdgeBlockedUntil: e.edgeUntil, GlobalGateUntil: e.gateUntil,
+		InvalidRequests: invalid, InvalidLimit: e.cfg.InvalidLimit, DeadWebhooks: len(e.deadWebhooks),
+	}
+	for _, b := range e.buckets {
+		if b.breaker != breakerClosed {
+			h.OpenCircuits = append(h.OpenCircuits, OpenCircuit{Bucket: b.name, Route: b.route.Key(),
+				State: string(b.breaker), Since: b.openedAt, ConsecutiveFailures: b.failures})
+		}
+	}
+	sort.Slice(h.OpenCircuits, func(i, j int) bool { return h.OpenCircuits[i].Bucket < h.OpenCircuits[j].Bucket })
+	return h
+}
