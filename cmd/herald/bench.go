@@ -32,22 +32,20 @@ func cmdBench(ctx context.Context, args []string, e env) int {
 
 func benchTransport(ctx context.Context, args []string, e env) int {
 	fs := newFlagSet("bench transport", "Runs each burst through herald's transport and stock discordgo, each against its own simulator, time-scaled so the theoretical minimum is --target.")
-	burst := fs.String("burst", "all", "mixed, global or all")
+	burst := fs.String("burst", "all", "mixed, global, global-binds or all")
 	target := fs.Duration("target", 10*time.Second, "wall-clock length of each burst's theoretical minimum")
 	asJSON := fs.Bool("json", false, `print one JSON object per burst: {"burst", "herald": {...}, "discordgo": {...}}`)
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
 	}
 	var bursts []bench.Burst
-	switch *burst {
-	case "mixed":
-		bursts = []bench.Burst{bench.MixedBurst()}
-	case "global":
-		bursts = []bench.Burst{bench.GlobalBurst()}
-	case "all":
-		bursts = []bench.Burst{bench.MixedBurst(), bench.GlobalBurst()}
-	default:
-		fmt.Fprintf(e.stderr, "herald bench transport: --burst must be mixed, global or all, got %q\n", *burst)
+	for _, b := range bench.Bursts() {
+		if *burst == "all" || *burst == b.Name {
+			bursts = append(bursts, b)
+		}
+	}
+	if len(bursts) == 0 {
+		fmt.Fprintf(e.stderr, "herald bench transport: --burst must be mixed, global, global-binds or all, got %q\n", *burst)
 		return exitUsage
 	}
 	if *target < 100*time.Millisecond {
@@ -93,10 +91,10 @@ func printBurst(w io.Writer, r bench.BurstResult) {
 }
 
 func benchAck(ctx context.Context, args []string, e env) int {
-	fs := newFlagSet("bench ack", "Clicks a role-menu button at each rate against herald's fast path and a naive handler that changes the role before answering, each on its own simulator, and reports the ack latency the simulator measured. Uses a database named after DATABASE_URL's with a _bench suffix.")
-	ratesFlag := fs.String("rates", "50,200,500", "interactions per second, comma-separated")
+	fs := newFlagSet("bench ack", "Clicks a role-menu button at each rate against herald's fast path, the floor (the same herald answering without touching Postgres) and a naive handler that changes the role before answering, each on its own simulator, and reports the ack latency the simulator measured. Uses a database named after DATABASE_URL's with a _bench suffix.")
+	ratesFlag := fs.String("rates", "50,200,500,1000,2000", "interactions per second, comma-separated")
 	duration := fs.Duration("duration", 5*time.Second, "how long each rate runs")
-	asJSON := fs.Bool("json", false, `print {"rates": [{"rps", "herald": {"p50_ms", "p95_ms", "p99_ms", "missed_deadline"}, "naive": {...}}]}`)
+	asJSON := fs.Bool("json", false, `print {"rates": [{"rps", "herald": {"p50_ms", "p95_ms", "p99_ms", "missed_deadline", "busy", "interactions", "sent_rps"}, "floor": {...}, "naive": {...}, "herald_over_floor_p99"}]}`)
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
 	}
@@ -137,14 +135,19 @@ func benchAck(ctx context.Context, args []string, e env) int {
 		json.NewEncoder(e.stdout).Encode(res)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "ack latency as the simulator measured it (ms), %s per rate\n", *duration)
-	fmt.Fprintf(e.stdout, "  %6s  %-7s %8s %8s %8s %8s\n", "rps", "handler", "p50", "p95", "p99", "missed")
+	fmt.Fprintf(e.stdout, "ack latency as the simulator measured it (ms), %s per rate; busy = answered \"try again\" with nothing enqueued\n", *duration)
+	fmt.Fprintf(e.stdout, "  %6s %8s  %-7s %8s %8s %8s %11s %11s %12s\n", "rps", "sent/s", "handler", "p50", "p95", "p99", "missed", "busy", "p99 ÷ floor")
 	for _, r := range res.Rates {
 		for _, h := range []struct {
 			name string
 			l    bench.Latency
-		}{{"herald", r.Herald}, {"naive", r.Naive}} {
-			fmt.Fprintf(e.stdout, "  %6d  %-7s %8.2f %8.2f %8.2f %5d/%d\n", r.RPS, h.name, h.l.P50MS, h.l.P95MS, h.l.P99MS, h.l.MissedDeadline, h.l.Interactions)
+		}{{"herald", r.Herald}, {"floor", r.Floor}, {"naive", r.Naive}} {
+			ratio := ""
+			if h.name == "herald" && r.HeraldOverFloorP99 > 0 {
+				ratio = fmt.Sprintf("%.2f×", r.HeraldOverFloorP99)
+			}
+			fmt.Fprintf(e.stdout, "  %6d %8.0f  %-7s %8.2f %8.2f %8.2f %5d/%-5d %5d/%-5d %12s\n", r.RPS, h.l.SentRPS, h.name,
+				h.l.P50MS, h.l.P95MS, h.l.P99MS, h.l.MissedDeadline, h.l.Interactions, h.l.Busy, h.l.Interactions, ratio)
 		}
 	}
 	return exitOK

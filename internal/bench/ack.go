@@ -27,14 +27,24 @@ type Latency struct {
 	P95MS          float64 `json:"p95_ms"`
 	P99MS          float64 `json:"p99_ms"`
 	MissedDeadline int     `json:"missed_deadline"`
-	Interactions   int     `json:"interactions"`
+	// Busy counts answers that refused the work ("busy, try again"):
+	// herald shedding load it could not make durable in time.
+	Busy         int `json:"busy"`
+	Interactions int `json:"interactions"`
+	// SentRPS is the rate the clicks really went out at.
+	SentRPS float64 `json:"sent_rps"`
 }
 
-// AckRate is one rate through both handlers.
+// AckRate is one rate through every handler: herald; the floor, herald
+// answering without touching Postgres; and the naive handler.
 type AckRate struct {
 	RPS    int     `json:"rps"`
 	Herald Latency `json:"herald"`
+	Floor  Latency `json:"floor"`
 	Naive  Latency `json:"naive"`
+	// HeraldOverFloorP99 is herald's p99 over the floor's: what making the
+	// work durable costs.
+	HeraldOverFloorP99 float64 `json:"herald_over_floor_p99"`
 }
 
 // AckResult is what `herald bench ack --json` prints.
@@ -42,22 +52,29 @@ type AckResult struct {
 	Rates []AckRate `json:"rates"`
 }
 
-// RunAck clicks a role-menu button rps times a second for d at each rate:
-// once against herald — built by app.New exactly as `herald run` builds
-// it, plus a bench feature whose button enqueues a role change — and once
-// against a naive handler that makes the role change through discordgo
-// before answering, each on its own simulator with Discord's limits.
-// dbURL is a migrated database herald may fill.
+// RunAck clicks a role-menu button rps times a second for d at each rate,
+// against three handlers, each on its own simulator with Discord's
+// limits: herald — built by app.New exactly as `herald run` builds it,
+// plus a bench feature whose button enqueues a role change; the floor —
+// the same herald whose button answers without touching Postgres; and a
+// naive handler that makes the role change through discordgo before
+// answering. dbURL is a migrated database herald may fill.
 func RunAck(ctx context.Context, dbURL string, rates []int, d time.Duration) (AckResult, error) {
 	var res AckResult
 	for _, rps := range rates {
 		r := AckRate{RPS: rps}
-		var err error
-		if r.Herald, err = ackRun(ctx, rps, d, heraldHandler(dbURL)); err != nil {
-			return res, fmt.Errorf("herald at %d/s: %w", rps, err)
+		for _, h := range []struct {
+			name string
+			out  *Latency
+			run  handler
+		}{{"herald", &r.Herald, heraldHandler(dbURL, true)}, {"floor", &r.Floor, heraldHandler(dbURL, false)}, {"naive", &r.Naive, naiveHandler}} {
+			var err error
+			if *h.out, err = ackRun(ctx, rps, d, h.run); err != nil {
+				return res, fmt.Errorf("%s at %d/s: %w", h.name, rps, err)
+			}
 		}
-		if r.Naive, err = ackRun(ctx, rps, d, naiveHandler); err != nil {
-			return res, fmt.Errorf("naive at %d/s: %w", rps, err)
+		if r.Floor.P99MS > 0 {
+			r.HeraldOverFloorP99 = r.Herald.P99MS / r.Floor.P99MS
 		}
 		res.Rates = append(res.Rates, r)
 	}
@@ -78,10 +95,14 @@ func (roleWorker) Work(context.Context, *river.Job[roleArgs]) error { return nil
 const clickID = "bench:1:role"
 
 // benchFeature is a role-menu button as a feature on herald's kit: the
-// click enqueues the role change and answers with a deferred update.
-func benchFeature(role string) feature.Feature {
+// click enqueues the role change (durable) or does nothing (the floor),
+// and answers with a deferred update.
+func benchFeature(role string, durable bool) feature.Feature {
 	return feature.Feature{Name: "bench", Build: func(k feature.Kit) error {
 		k.Routes.Component(clickID, func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			if !durable {
+				return interaction.DeferredUpdate(), nil
+			}
 			err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
 				Args:       roleArgs{GuildID: in.GuildID, UserID: in.UserID(), RoleID: role},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
@@ -97,11 +118,11 @@ func benchFeature(role string) feature.Feature {
 // function.
 type handler func(ctx context.Context, w *world, role string) (stop func(), err error)
 
-func heraldHandler(dbURL string) handler {
+func heraldHandler(dbURL string, durable bool) handler {
 	return func(ctx context.Context, w *world, role string) (func(), error) {
 		env := map[string]string{"DISCORD_TOKEN": w.token, "DISCORD_APP_ID": w.sim.BotUserID(), "DATABASE_URL": dbURL,
 			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}
-		f := benchFeature(role)
+		f := benchFeature(role, durable)
 		cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, f)
 		if err != nil {
 			return nil, err
@@ -203,10 +224,11 @@ func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, 
 
 	n := int(float64(rps) * d.Seconds())
 	ids := make([]string, 0, n)
-	tick := time.NewTicker(time.Second / time.Duration(rps))
-	defer tick.Stop()
+	start := time.Now()
 	for i := range n {
-		<-tick.C
+		// Paced by the schedule, not a ticker, which drops ticks when the
+		// loop falls behind: the clicks catch up instead.
+		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rps))))
 		in, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channels[0].ID, UserID: g.Members[i%members].ID,
 			Kind: "component", CustomID: clickID, MessageID: msg.ID})
 		if err != nil {
@@ -214,15 +236,18 @@ func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, 
 		}
 		ids = append(ids, in.ID)
 	}
+	lat := Latency{Interactions: n, SentRPS: float64(n) / time.Since(start).Seconds()}
 	// Every interaction has had its 3 seconds.
 	time.Sleep(3500 * time.Millisecond)
-	lat := Latency{Interactions: n}
 	var ms []float64
 	for _, id := range ids {
 		st, _ := w.sim.Interaction(id)
 		if !st.Acked || st.AckLatencyMS == nil || *st.AckLatencyMS > 3000 {
 			lat.MissedDeadline++
 			continue
+		}
+		if st.AckType == int(discordgo.InteractionResponseChannelMessageWithSource) {
+			lat.Busy++
 		}
 		ms = append(ms, *st.AckLatencyMS)
 	}

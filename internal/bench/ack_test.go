@@ -10,8 +10,8 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// At 20 clicks a second for one second, every click reaches both
-// handlers; the naive one must wait for the member-role bucket (10 per
+// At 20 clicks a second for one second, every click reaches all three
+// handlers; herald and the floor answer every one in time; the naive one must wait for the member-role bucket (10 per
 // 10 s) before it answers, so at least the ten clicks past the bucket
 // miss Discord's 3-second deadline — a consequence of the limits, not of
 // this machine's speed.
@@ -25,14 +25,19 @@ func TestAckRunsBothHandlers(t *testing.T) {
 		t.Fatalf("rates = %+v", res.Rates)
 	}
 	r := res.Rates[0]
-	if r.RPS != 20 || r.Herald.Interactions != 20 || r.Naive.Interactions != 20 {
+	if r.RPS != 20 || r.Herald.Interactions != 20 || r.Floor.Interactions != 20 || r.Naive.Interactions != 20 {
 		t.Fatalf("result = %+v", r)
 	}
 	if r.Naive.MissedDeadline < 10 {
 		t.Errorf("naive missed %d deadlines; the role bucket allows only 10 answers in time", r.Naive.MissedDeadline)
 	}
-	if r.Herald.P50MS <= 0 || r.Herald.P50MS > r.Herald.P99MS {
-		t.Errorf("herald percentiles = %+v", r.Herald)
+	for _, l := range []Latency{r.Herald, r.Floor} {
+		if l.P50MS <= 0 || l.P50MS > l.P99MS || l.MissedDeadline != 0 || l.Busy != 0 {
+			t.Errorf("herald or floor = %+v, want every click answered in time, none busy", l)
+		}
+	}
+	if r.HeraldOverFloorP99 <= 0 {
+		t.Errorf("ratio to the floor = %v", r.HeraldOverFloorP99)
 	}
 }
 

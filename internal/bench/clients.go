@@ -23,11 +23,12 @@ type client interface {
 // heraldClient sends through herald's REST client and transport engine.
 type heraldClient struct{ discord *rest.Client }
 
-func newHeraldClient(w *world, appID string, scale float64) *heraldClient {
+func newHeraldClient(w *world, appID string, global int, scale float64) *heraldClient {
 	e := transport.New(transport.Config{
 		ApplicationID: appID,
 		Base:          &http.Transport{MaxIdleConnsPerHost: 256},
-		// Discord's global limit, on the simulator's scaled clock.
+		// The bot's global limit, on the simulator's scaled clock.
+		GlobalLimit:  global,
 		GlobalPeriod: time.Duration(float64(time.Second) * scale),
 	})
 	return &heraldClient{discord: rest.New(e, w.url+"/api/v10", w.token, appID)}

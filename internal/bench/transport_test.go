@@ -30,15 +30,24 @@ func TestMinimum(t *testing.T) {
 	if m := GlobalBurst().Min; m != 39*time.Second {
 		t.Errorf("global burst minimum = %s, want 39s", m)
 	}
+	if m := GlobalBindsBurst().Min; m != 490*time.Second {
+		t.Errorf("global-binds burst minimum = %s, want 490s (the member-role bucket; the global limit needs 299s)", m)
+	}
+	// Below 1,500 counted requests per 490 s the global limit sets it.
+	if m := mixedBurst("x", mixedDefault, 2).Min; m != 749*time.Second {
+		t.Errorf("mixed burst at 2/s minimum = %s, want 749s (the global limit)", m)
+	}
 }
 
 // A small burst runs end to end through both clients against the
 // simulator, and every call the workload makes reaches it.
 func TestSmallBurstsRun(t *testing.T) {
 	t.Parallel()
+	small := mixedSize{channels: 2, editsPer: 6, members: 3, roles: 4, followups: 5}
 	for _, b := range []Burst{
-		mixedBurst(mixedSize{channels: 2, editsPer: 6, members: 3, roles: 4, followups: 5}),
+		mixedBurst("mixed", small, globalLimit),
 		globalBurst(1, 60),
+		mixedBurst("global-binds", small, 2),
 	} {
 		scale := 0.2 / b.Min.Seconds() // about 200 ms
 		res, err := b.Run(scale)
