@@ -13,8 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ReadyFunc reports why herald cannot serve yet, or nil when it can.
-type ReadyFunc func(ctx context.Context) error
+// ReadyFunc reports why herald cannot serve yet (err), and what works
+// only in part while it can (notes: a Discord route whose circuit is
+// open, say), which /readyz shows without failing.
+type ReadyFunc func(ctx context.Context) (notes []string, err error)
 
 // readyTimeout bounds one readiness check, so a black-holed database makes
 // /readyz answer 503 quickly instead of hanging the probe.
@@ -30,12 +32,13 @@ func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.H
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		defer cancel()
-		if err := ready(ctx); err != nil {
+		notes, err := ready(ctx)
+		if err != nil {
 			log.WarnContext(ctx, "not ready", "reason", err)
-			writeJSON(w, http.StatusServiceUnavailable, status{Status: "unavailable", Reason: err.Error()})
+			writeJSON(w, http.StatusServiceUnavailable, status{Status: "unavailable", Reason: err.Error(), Notes: notes})
 			return
 		}
-		writeJSON(w, http.StatusOK, status{Status: "ready"})
+		writeJSON(w, http.StatusOK, status{Status: "ready", Notes: notes})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return mux
@@ -54,8 +57,9 @@ func Server(h http.Handler) *http.Server {
 }
 
 type status struct {
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	Status string   `json:"status"`
+	Reason string   `json:"reason,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -17,11 +17,11 @@ import (
 
 func TestEndpoints(t *testing.T) {
 	var notReady atomic.Pointer[error]
-	ready := func(ctx context.Context) error {
+	ready := func(ctx context.Context) ([]string, error) {
 		if e := notReady.Load(); e != nil {
-			return *e
+			return nil, *e
 		}
-		return nil
+		return []string{"circuit open: POST /channels/{channel_id}/messages"}, nil
 	}
 	reg := prometheus.NewRegistry()
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "herald_test_total", Help: "test"})
@@ -44,7 +44,7 @@ func TestEndpoints(t *testing.T) {
 	if code, body := get("/healthz"); code != 200 || !strings.Contains(body, `"ok"`) {
 		t.Errorf("/healthz = %d %s", code, body)
 	}
-	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, `"ready"`) {
+	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, `"ready"`) || !strings.Contains(body, "circuit open") {
 		t.Errorf("/readyz = %d %s", code, body)
 	}
 	e := errors.New("database unreachable")

@@ -11,18 +11,19 @@ import (
 // many there are. Concurrent callers share one check.
 func CacheReady(check ReadyFunc, ttl time.Duration) ReadyFunc {
 	var (
-		mu      sync.Mutex
-		checked time.Time
-		last    error
+		mu        sync.Mutex
+		checked   time.Time
+		lastNotes []string
+		lastErr   error
 	)
-	return func(ctx context.Context) error {
+	return func(ctx context.Context) ([]string, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if time.Since(checked) < ttl {
-			return last
+			return lastNotes, lastErr
 		}
-		last = check(ctx)
+		lastNotes, lastErr = check(ctx)
 		checked = time.Now()
-		return last
+		return lastNotes, lastErr
 	}
 }

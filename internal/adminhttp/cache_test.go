@@ -15,17 +15,17 @@ func TestCacheReady(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
 	var fail atomic.Bool
-	ready := CacheReady(func(context.Context) error {
+	ready := CacheReady(func(context.Context) ([]string, error) {
 		calls.Add(1)
 		if fail.Load() {
-			return errors.New("database unreachable")
+			return nil, errors.New("database unreachable")
 		}
-		return nil
+		return nil, nil
 	}, 100*time.Millisecond)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
-			if err := ready(t.Context()); err != nil {
+			if _, err := ready(t.Context()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -36,7 +36,7 @@ func TestCacheReady(t *testing.T) {
 	}
 	fail.Store(true)
 	time.Sleep(150 * time.Millisecond)
-	if err := ready(t.Context()); err == nil {
+	if _, err := ready(t.Context()); err == nil {
 		t.Error("a probe after the TTL did not check again")
 	}
 }

@@ -246,19 +246,37 @@ func (a *App) stopRiver(kinds []string) error {
 }
 
 // ready is the /readyz check: the database answers, both schemas match
-// this binary and the gateway is connected.
-func (a *App) ready(ctx context.Context) error {
+// this binary, the gateway is connected and Discord still takes the bot's
+// requests. Open circuits and the global gate hold only some requests:
+// they are notes, not failures.
+func (a *App) ready(ctx context.Context) ([]string, error) {
 	if err := a.pool.Ping(ctx); err != nil {
-		return fmt.Errorf("database unreachable: %w", err)
+		return nil, fmt.Errorf("database unreachable: %w", err)
 	}
 	if err := a.migrator.Check(ctx); err != nil {
-		return err
+		return nil, err
+	}
+	h := a.engine.Health()
+	var notes []string
+	for _, c := range h.OpenCircuits {
+		notes = append(notes, fmt.Sprintf("circuit %s for %s since %s after %d failures", c.State, c.Route, c.Since.Format(time.RFC3339), c.ConsecutiveFailures))
+	}
+	if h.GlobalGateUntil.After(h.Time) {
+		notes = append(notes, "Discord's global rate limit holds requests until "+h.GlobalGateUntil.Format(time.RFC3339Nano))
+	}
+	switch {
+	case h.Unauthorized:
+		return notes, fmt.Errorf("Discord rejected the bot token (%s): REST stopped until restart with a valid DISCORD_TOKEN", h.UnauthorizedReason)
+	case h.EdgeBlockedUntil.After(h.Time):
+		return notes, fmt.Errorf("Discord's edge blocks this bot until %s (too many invalid requests)", h.EdgeBlockedUntil.Format(time.RFC3339))
+	case h.InvalidRequests >= h.InvalidLimit:
+		return notes, fmt.Errorf("%d invalid requests in 10 minutes (budget %d): REST paused", h.InvalidRequests, h.InvalidLimit)
 	}
 	gw := a.gateway.Load()
 	if gw == nil {
-		return errors.New("gateway not connected")
+		return notes, errors.New("gateway not connected")
 	}
-	return gw.Ready()
+	return notes, gw.Ready()
 }
 
 func (a *App) close() {
