@@ -264,13 +264,8 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 	if h.GlobalGateUntil.After(h.Time) {
 		notes = append(notes, "Discord's global rate limit holds requests until "+h.GlobalGateUntil.Format(time.RFC3339Nano))
 	}
-	switch {
-	case h.Unauthorized:
-		return notes, fmt.Errorf("Discord rejected the bot token (%s): REST stopped until restart with a valid DISCORD_TOKEN", h.UnauthorizedReason)
-	case h.EdgeBlockedUntil.After(h.Time):
-		return notes, fmt.Errorf("Discord's edge blocks this bot until %s (too many invalid requests)", h.EdgeBlockedUntil.Format(time.RFC3339))
-	case h.InvalidRequests >= h.InvalidLimit:
-		return notes, fmt.Errorf("%d invalid requests in 10 minutes (budget %d): REST paused", h.InvalidRequests, h.InvalidLimit)
+	if err := h.Err(); err != nil {
+		return notes, err
 	}
 	gw := a.gateway.Load()
 	if gw == nil {

@@ -343,7 +343,7 @@ func TestInvalidRequestBudget(t *testing.T) {
 	if len(d.requests()) != 3 {
 		t.Fatalf("sent %d requests past the budget", len(d.requests())-3)
 	}
-	if h := e.Health(); h.InvalidRequests != 3 || h.InvalidLimit != 3 || h.Ready() {
+	if h := e.Health(); h.InvalidRequests != 3 || h.InvalidLimit != 3 || h.Err() == nil {
 		t.Errorf("health = %+v", h)
 	}
 	d.clk.Advance(10*time.Minute + time.Second)

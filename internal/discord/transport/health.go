@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"sort"
 	"time"
 )
@@ -40,11 +41,20 @@ type OpenCircuit struct {
 	ConsecutiveFailures int
 }
 
-// Ready reports whether the engine can send at all now: the bot token was
-// not rejected, the edge is not blocking and the invalid-request budget is
-// not spent. Open circuits and the global gate hold only some requests.
-func (h Health) Ready() bool {
-	return !h.Unauthorized && !h.EdgeBlockedUntil.After(h.Time) && h.InvalidRequests < h.InvalidLimit
+// Err says why the engine cannot send at all now — the bot token was
+// rejected, the edge blocks the bot, or the invalid-request budget is
+// spent — or is nil. Open circuits and the global gate hold only some
+// requests.
+func (h Health) Err() error {
+	switch {
+	case h.Unauthorized:
+		return fmt.Errorf("Discord rejected the bot token (%s): REST stopped until restart with a valid token", h.UnauthorizedReason)
+	case h.EdgeBlockedUntil.After(h.Time):
+		return fmt.Errorf("Discord's edge blocks this bot until %s (too many invalid requests)", h.EdgeBlockedUntil.Format(time.RFC3339))
+	case h.InvalidRequests >= h.InvalidLimit:
+		return fmt.Errorf("%d invalid requests in 10 minutes (budget %d): REST paused", h.InvalidRequests, h.InvalidLimit)
+	}
+	return nil
 }
 
 // Health returns the engine's health. It is safe for concurrent use.

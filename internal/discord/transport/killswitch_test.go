@@ -47,7 +47,7 @@ func TestTokenKillSwitches(t *testing.T) {
 			after := finished(t, d.send(t.Context(), e, "GET", "/channels/1"))
 			h := e.Health()
 			if !tc.stops {
-				if after.err != nil || h.Unauthorized || !h.Ready() {
+				if after.err != nil || h.Unauthorized || h.Err() != nil {
 					t.Fatalf("REST stopped: err = %v, health %+v", after.err, h)
 				}
 				return
@@ -55,7 +55,7 @@ func TestTokenKillSwitches(t *testing.T) {
 			if !errors.Is(after.err, ErrUnauthorized) || len(d.requests()) != 1 {
 				t.Fatalf("after the bot token's 401: err = %v after %d requests", after.err, len(d.requests()))
 			}
-			if !h.Unauthorized || !h.UnauthorizedSince.Equal(d.clk.Now()) || h.Ready() ||
+			if !h.Unauthorized || !h.UnauthorizedSince.Equal(d.clk.Now()) || h.Err() == nil ||
 				!strings.Contains(h.UnauthorizedReason, tc.method+" ") || strings.Contains(h.UnauthorizedReason, "test-token") {
 				t.Errorf("health = %+v", h)
 			}

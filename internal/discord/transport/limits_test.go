@@ -123,7 +123,7 @@ func TestEdgeBlockStopsEverything(t *testing.T) {
 	if s := e.Snapshot(); !s.EdgeBlockedUntil.After(s.Time) {
 		t.Error("snapshot does not show the edge block")
 	}
-	if h := e.Health(); !h.EdgeBlockedUntil.After(h.Time) || h.Ready() {
+	if h := e.Health(); !h.EdgeBlockedUntil.After(h.Time) || h.Err() == nil {
 		t.Errorf("health does not show the edge block: %+v", h)
 	}
 	d.clk.Advance(time.Millisecond)
