@@ -78,6 +78,7 @@ type App struct {
 	fastPool *pgxpool.Pool
 	migrator *store.Migrator
 	river    *work.Client
+	dispatch *work.Dispatcher
 	registry *work.Registry
 	engine   *transport.Engine
 	discord  *rest.Client
@@ -139,7 +140,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}); err != nil {
 		return nil, err
 	}
-	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Jobs: a.river,
+	a.dispatch = work.NewDispatcher(a.pool, a.river, log)
+	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Dispatch: a.dispatch, Jobs: a.river,
 		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err
 	}
@@ -182,15 +184,25 @@ func (a *App) Run(ctx context.Context) error {
 			return fmt.Errorf("app: start River: %w", err)
 		}
 	}
+	// The dispatcher outlives the gateway, so what was answered last still
+	// reaches River before it stops.
+	dctx, cancelDispatch := context.WithCancel(context.WithoutCancel(ctx))
+	dispatched := make(chan struct{})
+	go func() { a.dispatch.Run(dctx); close(dispatched) }()
+	stopWork := func() error {
+		cancelDispatch()
+		<-dispatched
+		return a.stopRiver(kinds)
+	}
 	gateway.RouteLibraryLogs(a.log)
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), a.cfg.DiscordAPI)
 	if err != nil {
-		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), a.stopRiver(kinds))
+		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), stopWork())
 	}
 	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
 		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, OnInteraction: a.fastPath.Handle, Logger: a.log})
 	if err != nil {
-		return errors.Join(err, a.stopRiver(kinds))
+		return errors.Join(err, stopWork())
 	}
 	a.gateway.Store(gw)
 	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)
@@ -202,7 +214,7 @@ func (a *App) Run(ctx context.Context) error {
 		err = fmt.Errorf("app: admin HTTP: %w", err)
 	}
 	// No new interactions first, then let running jobs finish their calls.
-	err = errors.Join(err, gw.Close(), a.stopRiver(kinds))
+	err = errors.Join(err, gw.Close(), stopWork())
 	return errors.Join(err, a.stopAdmin())
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/app"
@@ -120,6 +121,9 @@ type handler func(ctx context.Context, w *world, role string) (stop func(), err 
 
 func heraldHandler(dbURL string, durable bool) handler {
 	return func(ctx context.Context, w *world, role string) (func(), error) {
+		if err := emptyTables(ctx, dbURL); err != nil {
+			return nil, err
+		}
 		env := map[string]string{"DISCORD_TOKEN": w.token, "DISCORD_APP_ID": w.sim.BotUserID(), "DATABASE_URL": dbURL,
 			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}
 		f := benchFeature(role, durable)
@@ -141,6 +145,18 @@ func heraldHandler(dbURL string, durable bool) handler {
 		}
 		return stop, nil
 	}
+}
+
+// emptyTables starts each run from empty job and ledger tables, so no run
+// pays for the rows (and index pages) an earlier one left.
+func emptyTables(ctx context.Context, dbURL string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return fmt.Errorf("bench database: %w", errors.Unwrap(err))
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `TRUNCATE river_job, interaction_ledger, interaction_outbox, interaction_messages`)
+	return err
 }
 
 // naiveHandler does the role change through stock discordgo, then answers:

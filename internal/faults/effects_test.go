@@ -161,8 +161,9 @@ func (c *clicks) check(t *testing.T) tally {
 // reruns jobs that died running, and retries run through its scheduler.
 const drainTimeout = 90 * time.Second
 
-// drained waits until herald has no effect left to do: nothing queued,
-// held, running or waiting to retry. On failure it lists what is left.
+// drained waits until herald has no effect left to do: nothing in the
+// outbox, queued, running or waiting to retry. On failure it lists what
+// is left.
 func drained(t *testing.T, db *pgxpool.Pool) {
 	t.Helper()
 	defer func() {
@@ -193,8 +194,9 @@ func drained(t *testing.T, db *pgxpool.Pool) {
 	}()
 	wait.Within(t, drainTimeout, "every effect job to finish", func() bool {
 		var n int
-		err := db.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'fault_effect'
-			AND state IN ('available', 'scheduled', 'running', 'retryable', 'pending')`).Scan(&n)
+		err := db.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM river_job WHERE kind = 'fault_effect'
+			AND state IN ('available', 'scheduled', 'running', 'retryable', 'pending'))
+			+ (SELECT count(*) FROM interaction_outbox)`).Scan(&n)
 		return err == nil && n == 0
 	})
 }

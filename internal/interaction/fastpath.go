@@ -28,17 +28,18 @@ const (
 	durableBudget = 2 * time.Second
 )
 
-// cleanupTimeout bounds what runs after the answer or after a failure —
-// a rollback, a ledger check, the release — so a black-holed database
-// never holds a goroutine for long.
+// cleanupTimeout bounds what runs after a failure — a rollback, a ledger
+// check — so a black-holed database never holds a goroutine for long.
 const cleanupTimeout = time.Second
 
 // Config configures a FastPath.
 type Config struct {
 	Mux     *Mux
 	Catalog *i18n.Catalog
-	// DB and Jobs hold the work handlers enqueue; Discord sends the answers.
+	// DB holds the work handlers enqueue, Dispatch moves it into River once
+	// answered, Jobs takes sync requests; Discord sends the answers.
 	DB         *pgxpool.Pool
+	Dispatch   *work.Dispatcher
 	Jobs       *work.Client
 	Discord    *rest.Client
 	Registerer prometheus.Registerer
@@ -55,8 +56,8 @@ type FastPath struct {
 
 // NewFastPath builds the fast path and registers its metrics.
 func NewFastPath(o Config) (*FastPath, error) {
-	if o.Mux == nil || o.Catalog == nil || o.DB == nil || o.Jobs == nil || o.Discord == nil || o.Logger == nil {
-		return nil, errors.New("interaction: FastPath needs Mux, Catalog, DB, Jobs, Discord and Logger")
+	if o.Mux == nil || o.Catalog == nil || o.DB == nil || o.Dispatch == nil || o.Jobs == nil || o.Discord == nil || o.Logger == nil {
+		return nil, errors.New("interaction: FastPath needs Mux, Catalog, DB, Dispatch, Jobs, Discord and Logger")
 	}
 	return &FastPath{o: o, metrics: newMetrics(o.Registerer)}, nil
 }
@@ -93,7 +94,7 @@ func (f *FastPath) Handle(i *discordgo.Interaction) {
 	}
 	took := time.Since(received)
 	f.ackLatency.WithLabelValues(outcome).Observe(took.Seconds())
-	f.eventsPerInteraction.Observe(float64(len(in.held)))
+	f.eventsPerInteraction.Observe(float64(in.jobs))
 	if err != nil || took > ackTimeout {
 		f.timeouts.Inc()
 		if afterIdle {
@@ -101,16 +102,12 @@ func (f *FastPath) Handle(i *discordgo.Interaction) {
 		}
 	}
 	// The work runs whether or not the answer got through: it is durable.
-	rctx, rcancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer rcancel()
-	if err := work.Release(rctx, f.o.DB, in.held); err != nil {
-		log.Warn("jobs stay held until their hold ends", "err", err)
-	}
+	f.o.Dispatch.Release(in.held...)
 }
 
-// decide routes in, runs its handler within durableBudget and commits its
-// transaction, and returns the answer with the outcome it is counted as
-// (routed, outdated, replay, busy, unconfirmed, failed).
+// decide routes in, runs its handler within durableBudget, writes and
+// commits its work, and returns the answer with the outcome it is counted
+// as (routed, outdated, replay, busy, unconfirmed, failed).
 func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger) (*discordgo.InteractionResponse, string) {
 	h, ok := f.o.Mux.match(in.Interaction, in)
 	if !ok {
@@ -121,51 +118,77 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 	dctx, cancel := context.WithTimeout(ctx, durableBudget)
 	defer cancel()
 	resp, err := run(dctx, h, in)
-	if err == nil && in.tx != nil {
-		if err = in.tx.Commit(dctx); err != nil {
-			return f.ambiguous(in, resp, err, log)
+	if err != nil {
+		f.abandon(in)
+		switch {
+		case errors.Is(err, ErrReplay):
+			return nil, "replay"
+		case dctx.Err() != nil && ctx.Err() == nil:
+			log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
+			return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
+		case f.recorded(in):
+			// An earlier delivery did the work; the handler tripped over it.
+			return nil, "replay"
 		}
+		log.Error("interaction handler failed", "err", err)
+		return Ephemeral(in.Localizer.T("interaction.failed", nil)), "failed"
 	}
-	if err == nil {
-		return resp, "routed"
+	if err = in.write(dctx); err == nil && in.tx != nil {
+		err = in.tx.Commit(dctx)
 	}
-	f.abandon(in)
 	switch {
+	case err == nil:
+		return resp, "routed"
 	case errors.Is(err, ErrReplay):
+		f.abandon(in)
 		return nil, "replay"
-	case dctx.Err() != nil && ctx.Err() == nil:
-		log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
-		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
 	}
-	log.Error("interaction handler failed", "err", err)
-	return Ephemeral(in.Localizer.T("interaction.failed", nil)), "failed"
+	return f.ambiguous(in, resp, err, log)
 }
 
-// ambiguous answers after a failed COMMIT, which may still have landed
-// (its answer lost in a restart or a timeout): the ledger, read on a new
-// connection, says whether the work is there.
-func (f *FastPath) ambiguous(in *Interaction, resp *discordgo.InteractionResponse, commitErr error, log *slog.Logger) (*discordgo.InteractionResponse, string) {
+// recorded reports whether the ledger holds this interaction's work.
+// It is read only after a failure, so the common path stays one
+// statement.
+func (f *FastPath) recorded(in *Interaction) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	done, err := work.Recorded(ctx, f.o.DB, in.ID)
+	return err == nil && done
+}
+
+// ambiguous answers after writing the work failed — its statement or its
+// COMMIT — which may still have landed (the answer lost in a restart or a
+// timeout): the ledger, read on a new connection, says whether the work
+// is there. Landed work whose outbox row this delivery does not know is
+// swept after its hold.
+func (f *FastPath) ambiguous(in *Interaction, resp *discordgo.InteractionResponse, writeErr error, log *slog.Logger) (*discordgo.InteractionResponse, string) {
+	f.rollback(in)
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	landed, err := work.Recorded(ctx, f.o.DB, in.ID)
 	switch {
 	case err == nil && landed:
-		log.Warn("COMMIT failed but the work is recorded: answering as done", "err", commitErr)
+		log.Warn("writing the work failed but it is recorded: answering as done", "err", writeErr)
 		return resp, "routed"
 	case err == nil:
-		in.held = nil
-		log.Warn("COMMIT failed and nothing was recorded: refused as busy", "err", commitErr)
+		in.held, in.jobs = nil, 0
+		log.Warn("writing the work failed and nothing was recorded: refused as busy", "err", writeErr)
 		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
 	}
-	// Unknown: if it landed, its held jobs run after their hold.
-	in.held = nil
-	log.Error("COMMIT failed and the ledger cannot be read: outcome unconfirmed", "err", commitErr, "check", err)
+	in.held, in.jobs = nil, 0
+	log.Error("writing the work failed and the ledger cannot be read: outcome unconfirmed", "err", writeErr, "check", err)
 	return Ephemeral(in.Localizer.T("interaction.unconfirmed", nil)), "unconfirmed"
 }
 
-// abandon rolls back what the handler wrote, within cleanupTimeout.
+// abandon rolls back what the handler wrote and forgets its work.
 func (f *FastPath) abandon(in *Interaction) {
-	in.held = nil
+	f.rollback(in)
+	in.held, in.jobs = nil, 0
+}
+
+// rollback ends the handler's transaction, if any, within cleanupTimeout;
+// after a failed COMMIT it only releases the connection.
+func (f *FastPath) rollback(in *Interaction) {
 	if in.tx == nil {
 		return
 	}

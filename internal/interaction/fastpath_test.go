@@ -295,7 +295,7 @@ func TestLostCommitThatLandedIsAnsweredAsDone(t *testing.T) {
 	if jobs := count(t, h, `SELECT count(*) FROM river_job WHERE kind = 'test_note'`); jobs != 1 {
 		t.Errorf("%d jobs, want the one committed", jobs)
 	}
-	if !strings.Contains(h.Logs(), "COMMIT failed but the work is recorded") {
+	if !strings.Contains(h.Logs(), "writing the work failed but it is recorded") {
 		t.Error("the lost COMMIT went unnoticed: the proxy did not cut it")
 	}
 }

@@ -35,27 +35,25 @@ type Interaction struct {
 	Localizer    *i18n.Localizer
 	Received     time.Time
 
-	fp     *FastPath
-	tx     pgx.Tx
-	held   []int64 // jobs to release once the answer is sent
-	replay bool    // another delivery of this interaction did the work
+	fp      *FastPath
+	tx      pgx.Tx
+	pending []work.Batch // enqueued work, written when the handler returns
+	held    []int64      // outbox rows to release once the answer is sent
+	jobs    int          // jobs enqueued
 }
 
-// ErrReplay is returned by Tx and Enqueue when Discord delivered an
-// interaction whose work is already recorded: the handler returns it, and
-// the fast path discards the transaction and sends nothing, since the
-// first delivery was answered.
+// ErrReplay is returned by RequestSync, and reported by the fast path,
+// when Discord delivered an interaction whose work is already recorded:
+// the fast path discards what the handler wrote and sends nothing, since
+// the first delivery was answered.
 var ErrReplay = errors.New("interaction: already handled (a replay)")
 
 // Tx returns the fast-path transaction, beginning it on first use. The
-// fast path commits it before answering, so rows a handler writes here
-// commit together with the work it enqueues, or not at all. A replay —
-// this interaction's work is in the ledger already — gets ErrReplay
-// before the handler writes anything.
+// fast path commits it before answering, together with the work the
+// handler enqueued, or not at all. A replay — the interaction's work is
+// in the ledger already — is found when that work is written, and all of
+// it is rolled back.
 func (in *Interaction) Tx(ctx context.Context) (pgx.Tx, error) {
-	if in.replay {
-		return nil, ErrReplay
-	}
 	if in.tx != nil {
 		return in.tx, nil
 	}
@@ -63,42 +61,55 @@ func (in *Interaction) Tx(ctx context.Context) (pgx.Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interaction: begin: %w", err)
 	}
-	done, err := work.Recorded(ctx, tx, in.ID)
-	if err != nil || done {
-		tx.Rollback(context.WithoutCancel(ctx))
-		if err == nil {
-			in.replay, err = true, ErrReplay
-		}
-		return nil, err
-	}
 	in.tx = tx
 	return tx, nil
 }
 
-// Enqueue inserts jobs in the fast-path transaction under the idempotency
-// key <interaction_id>:<route_version>:<intent>, with the calling guild in
-// their metadata. They are held until the answer is sent, so a follow-up
-// never overtakes it; a crash after the commit still runs them.
-func (in *Interaction) Enqueue(ctx context.Context, intent work.Intent, jobs ...river.InsertManyParams) error {
-	tx, err := in.Tx(ctx)
-	if err != nil {
-		return err
-	}
+// Enqueue adds jobs to the interaction's work under the idempotency key
+// <interaction_id>:<route_version>:<intent>, with the calling guild in
+// their metadata. The fast path writes it with the ledger row when the
+// handler returns — in one statement when the handler wrote nothing else
+// — and releases it to River once the answer is sent, so a follow-up
+// never overtakes the answer; a crash after the commit still runs it.
+func (in *Interaction) Enqueue(_ context.Context, intent work.Intent, jobs ...river.InsertManyParams) error {
 	if in.GuildID != "" {
 		for i := range jobs {
 			jobs[i].InsertOpts = work.ForGuild(jobs[i].InsertOpts, in.GuildID)
 		}
 	}
-	ids, inserted, err := work.Enqueue(ctx, tx, in.fp.o.Jobs, in.entry(intent), jobs...)
+	b, err := work.NewBatch(in.entry(intent), jobs...)
 	if err != nil {
 		return err
 	}
-	if !inserted {
-		// A concurrent delivery recorded the key first.
-		in.replay = true
-		return ErrReplay
+	in.pending = append(in.pending, b)
+	return nil
+}
+
+// write stores the enqueued work: one autocommitted statement when the
+// handler has no transaction and enqueued one batch, else in the
+// transaction, which the caller commits. A key already recorded means a
+// replay.
+func (in *Interaction) write(ctx context.Context) error {
+	if in.tx == nil && len(in.pending) > 1 {
+		if _, err := in.Tx(ctx); err != nil {
+			return err
+		}
 	}
-	in.held = append(in.held, ids...)
+	var q work.Querier = in.fp.o.DB
+	if in.tx != nil {
+		q = in.tx
+	}
+	for _, b := range in.pending {
+		id, inserted, err := b.Insert(ctx, q)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			return ErrReplay
+		}
+		in.held = append(in.held, id)
+		in.jobs += b.Jobs()
+	}
 	return nil
 }
 
@@ -113,13 +124,12 @@ func (in *Interaction) RequestSync(ctx context.Context, target string, revision 
 	if in.GuildID != "" {
 		opts = work.ForGuild(opts, in.GuildID)
 	}
-	id, _, err := work.RequestSync(ctx, tx, in.fp.o.Jobs, target, revision, args, opts)
-	if err != nil {
+	if _, _, err := work.RequestSync(ctx, tx, in.fp.o.Jobs, target, revision, args, opts); err != nil {
 		return err
 	}
-	inserted, err := work.Record(ctx, tx, in.entry(work.IntentSync), []int64{id})
+	inserted, err := work.Record(ctx, tx, in.entry(work.IntentSync))
 	if err == nil && !inserted {
-		in.replay, err = true, ErrReplay
+		err = ErrReplay
 	}
 	return err
 }

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/riverqueue/river"
 )
 
 // Intent is what a job means (DESIGN.md): sync brings an object to its
@@ -45,50 +43,12 @@ type Entry struct {
 	Token string
 }
 
-// Hold is how long jobs enqueued on the fast path wait for their
-// interaction's initial response before they run anyway. Release ends the
-// wait once the response is sent, so follow-ups never overtake it, and a
-// crash between commit and response still leaves the work to run.
-const Hold = 3 * time.Second
-
-// Enqueue inserts jobs in tx, held for Hold, and records e in the ledger
-// with their ids. When the key is already recorded it reports
-// inserted=false — a replay — and the caller must roll tx back, which
-// takes the jobs with it. The caller commits tx, answers the interaction,
-// then calls Release with the returned ids.
-func Enqueue(ctx context.Context, tx pgx.Tx, c *Client, e Entry, jobs ...river.InsertManyParams) (ids []int64, inserted bool, err error) {
-	held := time.Now().Add(Hold)
-	params := make([]river.InsertManyParams, len(jobs))
-	for i, j := range jobs {
-		opts := river.InsertOpts{}
-		if j.InsertOpts != nil {
-			opts = *j.InsertOpts
-		}
-		opts.ScheduledAt = held
-		params[i] = river.InsertManyParams{Args: j.Args, InsertOpts: &opts}
-	}
-	res, err := c.InsertManyTx(ctx, tx, params)
-	if err != nil {
-		return nil, false, fmt.Errorf("work: enqueue %s: %w", e.Key, err)
-	}
-	for _, r := range res {
-		ids = append(ids, r.Job.ID)
-	}
-	if inserted, err = Record(ctx, tx, e, ids); err != nil || !inserted {
-		return nil, false, err
-	}
-	return ids, true, nil
-}
-
-// Record writes e in the ledger in tx with the jobs it caused. A key
-// already recorded reports inserted=false; a concurrent transaction
-// recording the same key makes this one wait for its outcome first.
-func Record(ctx context.Context, tx pgx.Tx, e Entry, jobIDs []int64) (inserted bool, err error) {
-	if jobIDs == nil {
-		jobIDs = []int64{}
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO interaction_ledger (idempotency_key, event_id, job_ids, token) VALUES ($1, $2, $3, NULLIF($4, ''))
-		ON CONFLICT DO NOTHING`, e.Key.String(), e.Key.Event, jobIDs, e.Token)
+// Record writes e in the ledger in tx. A key already recorded reports
+// inserted=false; a concurrent transaction recording the same key makes
+// this one wait for its outcome first.
+func Record(ctx context.Context, tx pgx.Tx, e Entry) (inserted bool, err error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO interaction_ledger (idempotency_key, event_id, token) VALUES ($1, $2, NULLIF($3, ''))
+		ON CONFLICT DO NOTHING`, e.Key.String(), e.Key.Event, e.Token)
 	if err != nil {
 		return false, fmt.Errorf("work: ledger %s: %w", e.Key, err)
 	}
@@ -126,34 +86,7 @@ func Recorded(ctx context.Context, db Querier, eventID string) (bool, error) {
 	return found, nil
 }
 
-// Execer runs one statement: a pool, a connection or a transaction.
-type Execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
-
 // Querier reads one row: a pool, a connection or a transaction.
 type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// Release makes held jobs available at once and wakes River's producers
-// for their queues, so the work starts right after the answer. Only jobs
-// still held — scheduled and never attempted — are touched: a job whose
-// hold ended and that already ran, or was cancelled, stays as it is.
-// (River's JobRetry would make a finished job run again.) A failed
-// Release costs nothing but the rest of the hold.
-func Release(ctx context.Context, db Execer, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := db.Exec(ctx, `WITH released AS (
-			UPDATE river_job SET state = 'available', scheduled_at = now()
-			WHERE id = ANY($1) AND state = 'scheduled' AND attempt = 0
-			RETURNING queue)
-		SELECT pg_notify(current_schema() || '.river_insert', json_build_object('queue', queue)::text)
-		FROM (SELECT DISTINCT queue FROM released) q`, ids)
-	if err != nil {
-		return fmt.Errorf("work: release jobs %v: %w", ids, err)
-	}
-	return nil
 }

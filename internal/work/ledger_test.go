@@ -1,15 +1,11 @@
 package work_test
 
 import (
-	"context"
-	"log/slog"
 	"testing"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
-	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -21,81 +17,62 @@ func TestKeyFormat(t *testing.T) {
 	}
 }
 
-// The first Enqueue of a key inserts its jobs held; the same key again —
-// a replayed interaction — reports it, and rolling back leaves nothing;
-// Release makes the jobs available; a rolled-back transaction leaves
-// neither ledger row nor job.
-func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
+// The first Insert of a key writes its ledger row and one outbox row
+// with its jobs — no River job yet; the same key again — a replayed
+// interaction — writes nothing and reports it; a rolled-back transaction
+// leaves neither row.
+func TestBatchInsertIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := storetest.Pool(t)
-	c, err := work.NewClient(pool, work.Options{Registry: work.NewRegistry(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	key := work.Key{Event: "42", RouteVersion: 1, Intent: work.IntentEvent}
 	job := river.InsertManyParams{Args: blockArgs{Lane: "events"}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
-	enqueue := func() ([]int64, bool) {
+	enqueue := func(key work.Key, commit bool) (int64, bool) {
 		tx, err := pool.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids, inserted, err := work.Enqueue(ctx, tx, c, work.Entry{Key: key}, job, job)
+		defer tx.Rollback(ctx)
+		b, err := work.NewBatch(work.Entry{Key: key, Token: "tok"}, job, job)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !inserted {
-			tx.Rollback(ctx)
-			return ids, inserted
-		}
-		if err := tx.Commit(ctx); err != nil {
+		id, inserted, err := b.Insert(ctx, tx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return ids, inserted
-	}
-	ids, inserted := enqueue()
-	if !inserted || len(ids) != 2 {
-		t.Fatalf("first enqueue: ids %v inserted %v", ids, inserted)
-	}
-	for _, id := range ids {
-		j, err := c.JobGet(ctx, id)
-		if err != nil || j.State != rivertype.JobStateScheduled || j.Queue != "events" {
-			t.Fatalf("job %d = %+v, %v; want scheduled (held) in events", id, j, err)
+		if commit {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
+		return id, inserted
 	}
-	if again, inserted := enqueue(); inserted || len(again) != 0 {
-		t.Fatalf("replay inserted %v", again)
+	id, inserted := enqueue(key, true)
+	if !inserted || id == 0 {
+		t.Fatalf("first enqueue: id %d inserted %v", id, inserted)
 	}
-	var stored []int64
-	if err := pool.QueryRow(ctx, `SELECT job_ids FROM interaction_ledger WHERE idempotency_key = $1`, key.String()).Scan(&stored); err != nil || len(stored) != 2 {
-		t.Fatalf("ledger job_ids = %v, %v", stored, err)
+	if again, inserted := enqueue(key, true); inserted || again != 0 {
+		t.Fatalf("replay: id %d inserted %v", again, inserted)
 	}
-	if err := work.Release(ctx, pool, ids); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range ids {
-		if j, _ := c.JobGet(ctx, id); j.State != rivertype.JobStateAvailable {
-			t.Errorf("released job state = %s", j.State)
+	enqueue(work.Key{Event: "43", RouteVersion: 1, Intent: work.IntentEvent}, false)
+	counts := map[string]int{}
+	for _, q := range []string{"interaction_ledger", "interaction_outbox", "river_job"} {
+		var n int
+		if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+q).Scan(&n); err != nil {
+			t.Fatal(err)
 		}
+		counts[q] = n
 	}
-
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if counts["interaction_ledger"] != 1 || counts["interaction_outbox"] != 1 || counts["river_job"] != 0 {
+		t.Errorf("rows = %v; want one ledger and one outbox row, no River job before dispatch", counts)
 	}
-	other := work.Key{Event: "43", RouteVersion: 1, Intent: work.IntentEvent}
-	if _, _, err := work.Enqueue(ctx, tx, c, work.Entry{Key: other}, job); err != nil {
-		t.Fatal(err)
-	}
-	tx.Rollback(ctx)
-	var n int
-	pool.QueryRow(ctx, `SELECT count(*) FROM interaction_ledger WHERE event_id = '43'`).Scan(&n)
 	var jobs int
-	pool.QueryRow(ctx, `SELECT count(*) FROM river_job`).Scan(&jobs)
-	if n != 0 || jobs != 2 {
-		t.Errorf("after rollback: %d ledger rows, %d jobs; want 0 and the first 2", n, jobs)
+	pool.QueryRow(ctx, `SELECT jsonb_array_length(jobs) FROM interaction_outbox WHERE id = $1`, id).Scan(&jobs)
+	if jobs != 2 {
+		t.Errorf("outbox row holds %d jobs, want 2", jobs)
 	}
-	tx, err = pool.Begin(ctx)
+	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,54 +84,13 @@ func TestEnqueueIsIdempotentAndHeld(t *testing.T) {
 	}
 }
 
-// countArgs is a test job that counts its runs.
-type countArgs struct{}
-
-func (countArgs) Kind() string { return "test_count" }
-
-type countWorker struct {
-	river.WorkerDefaults[countArgs]
-	runs chan int64
-}
-
-func (w *countWorker) Work(_ context.Context, j *river.Job[countArgs]) error {
-	w.runs <- j.ID
-	return nil
-}
-
-// Release starts a held job at once, and only a held one: releasing a
-// job again after it finished (a late or repeated Release) leaves it
-// finished instead of running it a second time.
-func TestReleaseOnlyHeldJobs(t *testing.T) {
+// Unique jobs cannot go through the outbox: the ledger makes the work
+// unique, and River would skip a duplicate silently.
+func TestBatchRefusesUniqueJobs(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	pool := storetest.Pool(t)
-	w := &countWorker{runs: make(chan int64, 4)}
-	c := startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, _, err := work.Enqueue(ctx, tx, c, work.Entry{Key: work.Key{Event: "7", RouteVersion: 1, Intent: work.IntentEvent}},
-		river.InsertManyParams{Args: countArgs{}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := work.Release(ctx, pool, ids); err != nil {
-		t.Fatal(err)
-	}
-	if j, _ := c.JobGet(ctx, ids[0]); j.State == rivertype.JobStateScheduled {
-		t.Fatal("the released job is still held")
-	}
-	<-w.runs
-	wait.Until(t, "completed", func() bool { j, _ := c.JobGet(ctx, ids[0]); return j.State == rivertype.JobStateCompleted })
-	if err := work.Release(ctx, pool, ids); err != nil {
-		t.Fatal(err)
-	}
-	if j, _ := c.JobGet(ctx, ids[0]); j.State != rivertype.JobStateCompleted {
-		t.Errorf("a finished job released again is %s, want it left completed", j.State)
+	_, err := work.NewBatch(work.Entry{Key: work.Key{Event: "1", RouteVersion: 1, Intent: work.IntentEvent}},
+		river.InsertManyParams{Args: blockArgs{}, InsertOpts: &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}})
+	if err == nil {
+		t.Error("a unique job was enqueued")
 	}
 }

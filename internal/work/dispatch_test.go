@@ -1,0 +1,129 @@
+package work_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// countArgs is a test job that counts its runs.
+type countArgs struct{ N int }
+
+func (countArgs) Kind() string { return "test_count" }
+
+type countWorker struct {
+	river.WorkerDefaults[countArgs]
+	runs chan int64
+}
+
+func (w *countWorker) Work(_ context.Context, j *river.Job[countArgs]) error {
+	w.runs <- j.ID
+	return nil
+}
+
+// enqueued commits one interaction's jobs and returns its outbox row.
+func enqueued(t *testing.T, pool *pgxpool.Pool, event string, jobs ...river.InsertManyParams) int64 {
+	t.Helper()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := work.NewBatch(work.Entry{Key: work.Key{Event: event, RouteVersion: 1, Intent: work.IntentEvent}}, jobs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := b.Insert(t.Context(), tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func jobCount(t *testing.T, pool *pgxpool.Pool) (jobs, outbox int) {
+	t.Helper()
+	pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_count'`).Scan(&jobs)
+	pool.QueryRow(t.Context(), `SELECT count(*) FROM interaction_outbox`).Scan(&outbox)
+	return jobs, outbox
+}
+
+// A released outbox row becomes its River jobs at once, with their
+// options and the guild in their metadata, exactly once: releasing it
+// again moves nothing. A row never released (its process died before the
+// answer) is swept once its hold has passed.
+func TestDispatcherMovesEachRowOnce(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	w := &countWorker{runs: make(chan int64, 8)}
+	c := startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	d := work.NewDispatcher(pool, c, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	released := enqueued(t, pool, "1", river.InsertManyParams{Args: countArgs{N: 1},
+		InsertOpts: work.ForGuild(&river.InsertOpts{Queue: string(work.Sync), MaxAttempts: 7}, "99")})
+	d.Release(released)
+	ran := <-w.runs
+	j, err := c.JobGet(t.Context(), ran)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args countArgs
+	if err := json.Unmarshal(j.EncodedArgs, &args); err != nil || args.N != 1 ||
+		j.Queue != string(work.Sync) || j.MaxAttempts != 7 || !strings.Contains(string(j.Metadata), `"guild_id": "99"`) {
+		t.Errorf("dispatched job = queue %s, max attempts %d, args %s, metadata %s", j.Queue, j.MaxAttempts, j.EncodedArgs, j.Metadata)
+	}
+	d.Release(released)
+	unreleased := enqueued(t, pool, "2", river.InsertManyParams{Args: countArgs{N: 2}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+	if _, err := pool.Exec(t.Context(), `UPDATE interaction_outbox SET release_at = now() - interval '1 second' WHERE id = $1`, unreleased); err != nil {
+		t.Fatal(err)
+	}
+	<-w.runs
+	wait.Until(t, "both jobs completed", func() bool {
+		var n int
+		pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_count' AND state = 'completed'`).Scan(&n)
+		return n == 2
+	})
+	time.Sleep(100 * time.Millisecond) // a second move of either row would have inserted by now
+	if jobs, outbox := jobCount(t, pool); jobs != 2 || outbox != 0 {
+		t.Errorf("%d jobs and %d outbox rows, want 2 and none", jobs, outbox)
+	}
+}
+
+// Two processes sweeping the same rows move each once: one takes them,
+// the other skips them while they are locked.
+func TestDispatchersRaceForOverdueRows(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	w := &countWorker{runs: make(chan int64, 64)}
+	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	for i := range 20 {
+		enqueued(t, pool, "e"+string(rune('a'+i)), river.InsertManyParams{Args: countArgs{N: i}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+	}
+	if _, err := pool.Exec(t.Context(), `UPDATE interaction_outbox SET release_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for range 2 {
+		go work.NewDispatcher(pool, c, slog.New(slog.DiscardHandler)).Run(ctx)
+	}
+	wait.Until(t, "the outbox to empty", func() bool { _, outbox := jobCount(t, pool); return outbox == 0 })
+	if jobs, _ := jobCount(t, pool); jobs != 20 {
+		t.Errorf("%d jobs from 20 rows", jobs)
+	}
+}
