@@ -57,6 +57,10 @@ const (
 	fastPathWarmConns = 2
 )
 
+// groupWriters is how many statements the fast path's group writer keeps
+// in flight: each writes every interaction waiting when it starts.
+const groupWriters = 2
+
 // FastPathPool is the application_name of the fast path's connections.
 const FastPathPool = "herald-fastpath"
 
@@ -79,6 +83,7 @@ type App struct {
 	migrator *store.Migrator
 	river    *work.Client
 	dispatch *work.Dispatcher
+	writer   *work.GroupWriter
 	registry *work.Registry
 	engine   *transport.Engine
 	discord  *rest.Client
@@ -141,7 +146,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		return nil, err
 	}
 	a.dispatch = work.NewDispatcher(a.pool, a.river, log)
-	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Dispatch: a.dispatch, Jobs: a.river,
+	a.writer = work.NewGroupWriter(a.fastPool)
+	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
 		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err
 	}
@@ -189,7 +195,12 @@ func (a *App) Run(ctx context.Context) error {
 	dctx, cancelDispatch := context.WithCancel(context.WithoutCancel(ctx))
 	dispatched := make(chan struct{})
 	go func() { a.dispatch.Run(dctx); close(dispatched) }()
+	wctx, cancelWriters := context.WithCancel(context.WithoutCancel(ctx))
+	written := make(chan struct{})
+	go func() { a.writer.Run(wctx, groupWriters); close(written) }()
 	stopWork := func() error {
+		cancelWriters()
+		<-written
 		cancelDispatch()
 		<-dispatched
 		return a.stopRiver(kinds)

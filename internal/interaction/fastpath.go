@@ -36,9 +36,11 @@ const cleanupTimeout = time.Second
 type Config struct {
 	Mux     *Mux
 	Catalog *i18n.Catalog
-	// DB holds the work handlers enqueue, Dispatch moves it into River once
-	// answered, Jobs takes sync requests; Discord sends the answers.
+	// DB holds the work handlers enqueue, Writer writes it many
+	// interactions at a time, Dispatch moves it into River once answered,
+	// Jobs takes sync requests; Discord sends the answers.
 	DB         *pgxpool.Pool
+	Writer     *work.GroupWriter
 	Dispatch   *work.Dispatcher
 	Jobs       *work.Client
 	Discord    *rest.Client
@@ -56,8 +58,8 @@ type FastPath struct {
 
 // NewFastPath builds the fast path and registers its metrics.
 func NewFastPath(o Config) (*FastPath, error) {
-	if o.Mux == nil || o.Catalog == nil || o.DB == nil || o.Dispatch == nil || o.Jobs == nil || o.Discord == nil || o.Logger == nil {
-		return nil, errors.New("interaction: FastPath needs Mux, Catalog, DB, Dispatch, Jobs, Discord and Logger")
+	if o.Mux == nil || o.Catalog == nil || o.DB == nil || o.Writer == nil || o.Dispatch == nil || o.Jobs == nil || o.Discord == nil || o.Logger == nil {
+		return nil, errors.New("interaction: FastPath needs Mux, Catalog, DB, Writer, Dispatch, Jobs, Discord and Logger")
 	}
 	return &FastPath{o: o, metrics: newMetrics(o.Registerer)}, nil
 }
@@ -142,6 +144,10 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 	case errors.Is(err, ErrReplay):
 		f.abandon(in)
 		return nil, "replay"
+	case errors.Is(err, work.ErrNotWritten):
+		f.abandon(in)
+		log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
+		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
 	}
 	return f.ambiguous(in, resp, err, log)
 }

@@ -85,22 +85,25 @@ func (in *Interaction) Enqueue(_ context.Context, intent work.Intent, jobs ...ri
 	return nil
 }
 
-// write stores the enqueued work: one autocommitted statement when the
-// handler has no transaction and enqueued one batch, else in the
-// transaction, which the caller commits. A key already recorded means a
-// replay.
+// write stores the enqueued work: through the group writer, with other
+// interactions' in one statement, when the handler has no transaction
+// and enqueued one batch; else in the transaction, which the caller
+// commits. A key already recorded means a replay.
 func (in *Interaction) write(ctx context.Context) error {
 	if in.tx == nil && len(in.pending) > 1 {
 		if _, err := in.Tx(ctx); err != nil {
 			return err
 		}
 	}
-	var q work.Querier = in.fp.o.DB
-	if in.tx != nil {
-		q = in.tx
-	}
 	for _, b := range in.pending {
-		id, inserted, err := b.Insert(ctx, q)
+		var id int64
+		var inserted bool
+		var err error
+		if in.tx != nil {
+			id, inserted, err = b.Insert(ctx, in.tx)
+		} else {
+			id, inserted, err = in.fp.o.Writer.Insert(ctx, b)
+		}
 		if err != nil {
 			return err
 		}

@@ -69,8 +69,8 @@ func (b Batch) Insert(ctx context.Context, q Querier) (outboxID int64, inserted 
 	err = q.QueryRow(ctx, `WITH recorded AS (
 			INSERT INTO interaction_ledger (idempotency_key, event_id, token) VALUES ($1, $2, NULLIF($3, ''))
 			ON CONFLICT DO NOTHING RETURNING event_id)
-		INSERT INTO interaction_outbox (interaction_id, release_at, jobs)
-		SELECT event_id, now() + make_interval(secs => $4), $5 FROM recorded
+		INSERT INTO interaction_outbox (idempotency_key, interaction_id, release_at, jobs)
+		SELECT $1, event_id, now() + make_interval(secs => $4), $5 FROM recorded
 		RETURNING id`, b.entry.Key.String(), b.entry.Key.Event, b.entry.Token, Hold.Seconds(), b.jobs).Scan(&outboxID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
