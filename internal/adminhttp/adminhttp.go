@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,23 @@ const readyTimeout = 2 * time.Second
 // /readyz runs ready, /metrics exposes reg.
 func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
+	// A probe polls every few seconds: log when the reason changes, not
+	// every time it is asked.
+	var mu sync.Mutex
+	lastReason := ""
+	logChange := func(ctx context.Context, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if reason == lastReason {
+			return
+		}
+		lastReason = reason
+		if reason == "" {
+			log.InfoContext(ctx, "ready")
+			return
+		}
+		log.WarnContext(ctx, "not ready", "reason", reason)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, status{Status: "ok"})
 	})
@@ -34,10 +52,11 @@ func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.H
 		defer cancel()
 		notes, err := ready(ctx)
 		if err != nil {
-			log.WarnContext(ctx, "not ready", "reason", err)
+			logChange(ctx, err.Error())
 			writeJSON(w, http.StatusServiceUnavailable, status{Status: "unavailable", Reason: err.Error(), Notes: notes})
 			return
 		}
+		logChange(ctx, "")
 		writeJSON(w, http.StatusOK, status{Status: "ready", Notes: notes})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))

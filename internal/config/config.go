@@ -81,6 +81,11 @@ type LaneTimeouts struct {
 	Background  time.Duration
 }
 
+// String lists the timeouts as HERALD_JOB_TIMEOUT takes them.
+func (t LaneTimeouts) String() string {
+	return fmt.Sprintf("interactive=%s,events=%s,sync=%s,background=%s", t.Interactive, t.Events, t.Sync, t.Background)
+}
+
 // DefaultJobTimeouts: member-facing work is quick or pointless, a ticket's
 // transcript may page through thousands of messages.
 var DefaultJobTimeouts = LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}
@@ -384,7 +389,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("workers_sync", c.Lanes.Sync),
 		slog.Int("workers_background", c.Lanes.Background),
 		slog.Int("db_fastpath_conns", c.FastPathConns),
-		slog.Any("job_timeout", c.JobTimeouts),
+		slog.String("job_timeout", c.JobTimeouts.String()),
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Int("shard_id", c.ShardID),
 		slog.Int("shard_count", c.ShardCount),

@@ -12,10 +12,12 @@ package heraldtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
@@ -60,7 +62,6 @@ type options struct {
 	features []feature.Feature
 	fixture  sim.Fixture
 	env      map[string]string
-	sim      []simtest.Option
 	dbProxy  bool
 	dbURL    string
 }
@@ -99,11 +100,6 @@ func WithDatabase(url string) Option {
 // of the test's own (Herald.DBProxy), for faults between the two.
 func WithDatabaseProxy() Option { return func(o *options) { o.dbProxy = true } }
 
-// WithSim passes options to the simulator (a time scale, limits...).
-func WithSim(opts ...simtest.Option) Option {
-	return func(o *options) { o.sim = append(o.sim, opts...) }
-}
-
 // New starts a simulator with one guild and herald connected to it, and
 // returns once herald is ready (/readyz answers 200). Everything stops
 // when the test ends.
@@ -113,7 +109,7 @@ func New(t testing.TB, opts ...Option) *Herald {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := simtest.New(t, o.sim...)
+	s := simtest.New(t)
 	g := s.CreateGuild(o.fixture)
 	dbURL := o.dbURL
 	if dbURL == "" {
@@ -170,6 +166,12 @@ func New(t testing.TB, opts ...Option) *Herald {
 		if t.Failed() {
 			log := h.logs.String()
 			t.Logf("herald's log (its end):\n%s", log[max(0, len(log)-16<<10):])
+			var calls strings.Builder
+			reqs := s.Server.Requests()
+			for _, r := range reqs[max(0, len(reqs)-100):] {
+				fmt.Fprintf(&calls, "%s %s %s → %d %s\n", r.Time.Format("15:04:05.000"), r.Method, r.Route, r.Status, r.Scope)
+			}
+			t.Logf("the simulator's last requests:\n%s", calls.String())
 		}
 	})
 	if h.DB, err = pgxpool.New(ctx, dbURL); err != nil {

@@ -1,7 +1,7 @@
 package heraldtest
 
 import (
-	"net/http"
+	"encoding/json"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -158,16 +158,20 @@ func (s Sent) Ack() sim.InteractionStatus {
 
 // Reply waits until the interaction's original response has content — at
 // once for a message answer, once a job fills a deferred one — and
-// returns it.
+// returns it. It reads the simulator's control API, so waiting spends
+// none of the rate limit herald shares on the interaction's webhook.
 func (s Sent) Reply() *discordgo.Message {
 	s.h.t.Helper()
 	var m discordgo.Message
 	s.h.Eventually("the reply to interaction "+s.ID, func() bool {
-		r := s.h.Sim.DoAs(http.MethodGet, "/webhooks/"+s.h.Sim.BotUserID()+"/"+s.Token+"/messages/@original", "", nil)
-		if r.Status != http.StatusOK {
+		original := s.h.Sim.Interaction(s.ID).Original
+		if original == nil {
 			return false
 		}
-		r.JSON(s.h.t, &m)
+		b, err := json.Marshal(original)
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			s.h.t.Fatalf("heraldtest: the reply to %s: %v", s.ID, err)
+		}
 		return m.Content != "" || len(m.Embeds) > 0 || len(m.Components) > 0
 	})
 	return &m

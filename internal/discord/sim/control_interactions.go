@@ -64,6 +64,10 @@ type InteractionStatus struct {
 	AckType      int      `json:"ack_type"`
 	AckLatencyMS *float64 `json:"ack_latency_ms"`
 	Followups    int      `json:"followups"`
+	// Original is the response message as Discord would return it for
+	// @original, once there is one: read here, it spends none of the
+	// interaction webhook's rate limit, which the bot shares.
+	Original map[string]any `json:"original,omitempty"`
 }
 
 // Interact creates an interaction and delivers INTERACTION_CREATE to the
@@ -247,6 +251,9 @@ func (s *Server) Interaction(id string) (InteractionStatus, bool) {
 	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups)}
 	if in.acked {
 		st.AckLatencyMS = ptr(ms(in.ackLatency))
+	}
+	if m, ok := s.st.messages[in.originalID]; ok {
+		st.Original = s.st.renderMessage(m)
 	}
 	return st, true
 }

@@ -97,8 +97,8 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: general, UserID: g.Member("carol"), Kind: "command", Name: "ping"})
 	wait.Until(t, "the interaction ack", func() bool { return s.Interaction(in.ID).Acked })
 	st := s.Interaction(in.ID)
-	if st.AckType != 4 {
-		t.Fatalf("ack %+v", st)
+	if st.AckType != 4 || st.Original["content"] != "pong carol" {
+		t.Fatalf("ack %+v, want a message answer shown as the original", st)
 	}
 	msgs := s.Messages(general)
 	if last := msgs[len(msgs)-1]; last.Content != "pong carol" {
