@@ -3,6 +3,7 @@ package faults_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -106,22 +107,35 @@ func (c *clicks) burst(gap time.Duration) (stop func()) {
 
 // tally is what the simulator saw of the clicks.
 type tally struct {
-	interactions, acked, busy, lost, duplicated int
-	problems                                    []string
+	interactions, acked, busy, unconfirmed, unanswered, lost, duplicated int
+	slowestAckMS                                            float64
+	problems                                                []string
+}
+
+// String is the tally as the fault tests print it.
+func (r tally) String() string {
+	return fmt.Sprintf("acknowledged %d, busy %d, unconfirmed %d, unanswered %d, slowest answer %.0f ms; lost = %d, duplicated = %d",
+		r.acked, r.busy, r.unconfirmed, r.unanswered, r.slowestAckMS, r.lost, r.duplicated)
 }
 
 // check counts, for every click, the effects the simulator holds: an
 // acknowledged click (answered deferred) must have its message, its
 // reply and its follow-up (or, when the follow-up's answer was lost, its
 // text merged into the reply) exactly once; no click may have anything
-// twice; a click answered otherwise ("busy") must have nothing.
-func (c *clicks) check(t *testing.T) tally {
+// twice; a click answered "busy" must have nothing. A click herald's log
+// (logs) names as answered "unconfirmed" — its write's outcome unknown
+// when the answer was due — may have its effects once or not at all.
+func (c *clicks) check(t *testing.T, logs string) tally {
 	t.Helper()
 	effects := map[string]int{}
 	for _, m := range c.s.Messages(c.g.Channel("general")) {
 		if id, ok := strings.CutPrefix(m.Content, "effect "); ok {
 			effects[id]++
 		}
+	}
+	unconfirmed := map[string]bool{}
+	for _, m := range unconfirmedLine.FindAllStringSubmatch(logs, -1) {
+		unconfirmed[m[1]] = true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -131,6 +145,9 @@ func (c *clicks) check(t *testing.T) tally {
 		r.interactions++
 		st := c.s.Interaction(in.ID)
 		acked := st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource)
+		if st.AckLatencyMS != nil {
+			r.slowestAckMS = max(r.slowestAckMS, *st.AckLatencyMS)
+		}
 		if st.Followups > 1 || effects[in.ID] > 1 {
 			r.duplicated++
 			problem("%s: %d messages, %d follow-ups", in.ID, effects[in.ID], st.Followups)
@@ -144,15 +161,23 @@ func (c *clicks) check(t *testing.T) tally {
 				r.lost++
 				problem("%s acknowledged: %d messages, reply %q, %d follow-ups", in.ID, effects[in.ID], reply, st.Followups)
 			}
+		case st.Acked && unconfirmed[in.ID]:
+			r.unconfirmed++
 		case st.Acked:
 			r.busy++
 			if effects[in.ID] != 0 {
 				problem("%s answered %d but had an effect", in.ID, st.AckType)
 			}
+		default:
+			r.unanswered++
 		}
 	}
 	return r
 }
+
+// unconfirmedLine is herald's log line for an answer whose work's fate
+// was unknown.
+var unconfirmedLine = regexp.MustCompile(`msg="[^"]*outcome unconfirmed" interaction_id=(\d+)`)
 
 // drainTimeout bounds the wait for the last jobs: a process killed while
 // River's leader leaves its lease for 15 s, the next leader's rescuer

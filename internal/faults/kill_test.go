@@ -118,9 +118,9 @@ func TestKill9DuringBurst(t *testing.T) {
 	}
 	defer db.Close()
 	drained(t, db)
-	r := c.check(t)
-	t.Logf("load: %d clicks at 100/s; faults: %d kill -9 at %v after each start; requests to Discord: %d; acknowledged %d, busy %d; lost = %d, duplicated = %d",
-		r.interactions, kills, points, len(s.Server.Requests()), r.acked, r.busy, r.lost, r.duplicated)
+	r := c.check(t, logs.String())
+	t.Logf("load: %d clicks at 100/s; faults: %d kill -9 at %v after each start; requests to Discord: %d; %s",
+		r.interactions, kills, points, len(s.Server.Requests()), r)
 	for _, p := range r.problems {
 		t.Error(p)
 	}

@@ -28,9 +28,14 @@ const (
 	durableBudget = 2 * time.Second
 )
 
-// cleanupTimeout bounds what runs after a failure — a rollback, a ledger
-// check — so a black-holed database never holds a goroutine for long.
-const cleanupTimeout = time.Second
+// After a failure the ledger check must leave answerReserve of Discord's
+// window for the answer itself, and the rollback, which the answer never
+// waits for, is bounded by cleanupTimeout, so a black-holed database
+// holds no goroutine for long.
+const (
+	answerReserve  = 500 * time.Millisecond
+	cleanupTimeout = time.Second
+)
 
 // Config configures a FastPath.
 type Config struct {
@@ -125,7 +130,7 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 		switch {
 		case errors.Is(err, ErrReplay):
 			return nil, "replay"
-		case dctx.Err() != nil && ctx.Err() == nil:
+		case dctx.Err() != nil && ctx.Err() == nil, work.Unwritten(err):
 			log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
 			return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
 		case f.recorded(in):
@@ -135,16 +140,20 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 		log.Error("interaction handler failed", "err", err)
 		return Ephemeral(in.Localizer.T("interaction.failed", nil)), "failed"
 	}
-	if err = in.write(dctx); err == nil && in.tx != nil {
-		err = in.tx.Commit(dctx)
-	}
+	err = in.write(dctx)
 	switch {
+	case err == nil && in.tx != nil:
+		if err = in.tx.Commit(dctx); err == nil {
+			return resp, "routed"
+		}
 	case err == nil:
 		return resp, "routed"
 	case errors.Is(err, ErrReplay):
 		f.abandon(in)
 		return nil, "replay"
-	case errors.Is(err, work.ErrNotWritten):
+	case in.tx != nil || work.Unwritten(err):
+		// No COMMIT was sent, or nothing reached Postgres: certainly
+		// nothing is recorded.
 		f.abandon(in)
 		log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
 		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
@@ -156,22 +165,32 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 // It is read only after a failure, so the common path stays one
 // statement.
 func (f *FastPath) recorded(in *Interaction) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := f.checkContext(in)
 	defer cancel()
 	done, err := work.Recorded(ctx, f.o.DB, in.ID)
 	return err == nil && done
 }
 
+// checkContext bounds a read after a failure so that the answer still
+// reaches Discord in time.
+func (f *FastPath) checkContext(in *Interaction) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(context.Background(), in.Received.Add(ackTimeout-answerReserve))
+}
+
 // ambiguous answers after writing the work failed — its statement or its
-// COMMIT — which may still have landed (the answer lost in a restart or a
-// timeout): the ledger, read on a new connection, says whether the work
-// is there. Landed work whose outbox row this delivery does not know is
+// COMMIT — which may still land (its answer lost in a restart or a
+// timeout, or the statement still in the network): work.Settle, on a new
+// connection, decides for good whether the work is there, fencing it off
+// if not. Landed work whose outbox row this delivery does not know is
 // swept after its hold.
 func (f *FastPath) ambiguous(in *Interaction, resp *discordgo.InteractionResponse, writeErr error, log *slog.Logger) (*discordgo.InteractionResponse, string) {
 	f.rollback(in)
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	ctx, cancel := f.checkContext(in)
 	defer cancel()
-	landed, err := work.Recorded(ctx, f.o.DB, in.ID)
+	landed, err := false, errors.New("the handler wrote no ledger key to settle")
+	if len(in.keys) > 0 {
+		landed, err = work.Settle(ctx, f.o.DB, in.keys[0])
+	}
 	switch {
 	case err == nil && landed:
 		log.Warn("writing the work failed but it is recorded: answering as done", "err", writeErr)
@@ -192,15 +211,20 @@ func (f *FastPath) abandon(in *Interaction) {
 	in.held, in.jobs = nil, 0
 }
 
-// rollback ends the handler's transaction, if any, within cleanupTimeout;
-// after a failed COMMIT it only releases the connection.
+// rollback ends the handler's transaction, if any, within cleanupTimeout
+// and without holding up the answer: an uncommitted transaction can never
+// commit, and after a failed COMMIT the ledger decides. After a failed
+// COMMIT it only releases the connection.
 func (f *FastPath) rollback(in *Interaction) {
 	if in.tx == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	in.tx.Rollback(ctx)
+	tx := in.tx
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		tx.Rollback(ctx)
+	}()
 }
 
 // run calls the handler, turning a panic into an error so the member

@@ -38,6 +38,7 @@ type Interaction struct {
 	fp      *FastPath
 	tx      pgx.Tx
 	pending []work.Batch // enqueued work, written when the handler returns
+	keys    []work.Key   // the ledger keys this delivery writes
 	held    []int64      // outbox rows to release once the answer is sent
 	jobs    int          // jobs enqueued
 }
@@ -82,6 +83,7 @@ func (in *Interaction) Enqueue(_ context.Context, intent work.Intent, jobs ...ri
 		return err
 	}
 	in.pending = append(in.pending, b)
+	in.keys = append(in.keys, b.Key())
 	return nil
 }
 
@@ -130,7 +132,9 @@ func (in *Interaction) RequestSync(ctx context.Context, target string, revision 
 	if _, _, err := work.RequestSync(ctx, tx, in.fp.o.Jobs, target, revision, args, opts); err != nil {
 		return err
 	}
-	inserted, err := work.Record(ctx, tx, in.entry(work.IntentSync))
+	e := in.entry(work.IntentSync)
+	in.keys = append(in.keys, e.Key)
+	inserted, err := work.Record(ctx, tx, e)
 	if err == nil && !inserted {
 		err = ErrReplay
 	}

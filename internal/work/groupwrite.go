@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -22,8 +23,13 @@ const (
 )
 
 // ErrNotWritten means a batch was given up before any statement carried
-// it: it is certainly not in the database.
-var ErrNotWritten = errors.New("work: the batch was not written")
+// it: it is certainly not in the database. ErrOutcomeUnknown means its
+// caller stopped waiting while a statement carried it: it may land yet,
+// and only the ledger can tell.
+var (
+	ErrNotWritten     = errors.New("work: the batch was not written")
+	ErrOutcomeUnknown = errors.New("work: the batch's write has no outcome yet")
+)
 
 // GroupWriter writes batches of many interactions together.
 type GroupWriter struct {
@@ -70,9 +76,18 @@ func (g *GroupWriter) Run(ctx context.Context, writers int) {
 	}
 }
 
+// Unwritten reports whether err certainly left nothing in the database:
+// the batch was given up before a statement took it, or the statement
+// never reached Postgres (no connection, nothing sent).
+func Unwritten(err error) bool {
+	var connect *pgconn.ConnectError
+	return errors.Is(err, ErrNotWritten) || errors.As(err, &connect) || pgconn.SafeToRetry(err)
+}
+
 // Insert writes b with whatever else is waiting, and reports as
 // Batch.Insert does. When ctx ends before a statement took b, it returns
-// an error wrapping ErrNotWritten; once taken, it waits for the outcome.
+// an error wrapping ErrNotWritten; after, one wrapping ErrOutcomeUnknown:
+// the caller's deadline holds even when the database does not answer.
 func (g *GroupWriter) Insert(ctx context.Context, b Batch) (outboxID int64, inserted bool, err error) {
 	it := &groupItem{b: b, done: make(chan groupResult, 1)}
 	select {
@@ -87,8 +102,7 @@ func (g *GroupWriter) Insert(ctx context.Context, b Batch) (outboxID int64, inse
 		if it.state.CompareAndSwap(itemQueued, itemAbandoned) {
 			return 0, false, fmt.Errorf("%w: %w", ErrNotWritten, ctx.Err())
 		}
-		r := <-it.done
-		return r.id, r.inserted, r.err
+		return 0, false, fmt.Errorf("%w: %w", ErrOutcomeUnknown, ctx.Err())
 	}
 }
 

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -96,5 +99,42 @@ func TestGroupWriterAbandoned(t *testing.T) {
 	pool.QueryRow(t.Context(), `SELECT count(*) FROM interaction_ledger WHERE event_id = 'late'`).Scan(&n)
 	if n != 0 {
 		t.Error("the abandoned batch was written")
+	}
+}
+
+// A batch a statement carries when the database stops answering returns
+// at its caller's deadline, not the statement's, as of unknown outcome:
+// the fast path must answer within Discord's window and ask the ledger.
+func TestGroupWriterReturnsAtCallersDeadline(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := tcpproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
+	pool, err := pgxpool.New(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if err := pool.Ping(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g := work.NewGroupWriter(pool)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go g.Run(ctx, 1)
+	proxy.Hold()
+	defer proxy.Release()
+	short, cancelShort := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancelShort()
+	start := time.Now()
+	_, _, err = g.Insert(short, batch(t, "held"))
+	if !errors.Is(err, work.ErrOutcomeUnknown) {
+		t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("returned after %s, past its caller's 200 ms deadline", took)
 	}
 }

@@ -86,6 +86,23 @@ func Recorded(ctx context.Context, db Querier, eventID string) (bool, error) {
 	return found, nil
 }
 
+// Settle decides a write of key whose outcome is unknown — its statement
+// or COMMIT lost in a timeout or a restart — for good: if the work is
+// recorded, landed is true; if not, key is recorded as refused, so that
+// a write still in flight finds it taken and lands nothing after the
+// caller answered "busy". A transaction still holding key makes Settle
+// wait for its outcome.
+func Settle(ctx context.Context, db Querier, key Key) (landed bool, err error) {
+	var refused bool
+	err = db.QueryRow(ctx, `INSERT INTO interaction_ledger (idempotency_key, event_id, refused) VALUES ($1, $2, true)
+		ON CONFLICT (idempotency_key) DO UPDATE SET refused = interaction_ledger.refused
+		RETURNING refused`, key.String(), key.Event).Scan(&refused)
+	if err != nil {
+		return false, fmt.Errorf("work: settle %s: %w", key, err)
+	}
+	return !refused, nil
+}
+
 // Querier reads one row: a pool, a connection or a transaction.
 type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row

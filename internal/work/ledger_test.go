@@ -94,3 +94,40 @@ func TestBatchRefusesUniqueJobs(t *testing.T) {
 		t.Error("a unique job was enqueued")
 	}
 }
+
+// Settle decides an unknown outcome for good: work already recorded has
+// landed; otherwise the key is fenced off, so the write, arriving late,
+// lands nothing, and asking again gives the same answer.
+func TestSettleFencesWorkThatHasNotLanded(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := storetest.Pool(t)
+	job := river.InsertManyParams{Args: blockArgs{Lane: "events"}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
+	batch := func(event string) work.Batch {
+		b, err := work.NewBatch(work.Entry{Key: work.Key{Event: event, RouteVersion: 1, Intent: work.IntentEvent}}, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	landedBatch, lateBatch := batch("landed"), batch("late")
+	if _, inserted, err := landedBatch.Insert(ctx, pool); err != nil || !inserted {
+		t.Fatalf("insert = %v, %v", inserted, err)
+	}
+	if landed, err := work.Settle(ctx, pool, landedBatch.Key()); err != nil || !landed {
+		t.Errorf("recorded work: landed = %v, %v", landed, err)
+	}
+	for range 2 {
+		if landed, err := work.Settle(ctx, pool, lateBatch.Key()); err != nil || landed {
+			t.Errorf("unrecorded work: landed = %v, %v", landed, err)
+		}
+	}
+	if _, inserted, err := lateBatch.Insert(ctx, pool); err != nil || inserted {
+		t.Errorf("the late write after the fence: inserted = %v, %v", inserted, err)
+	}
+	var outbox int
+	pool.QueryRow(ctx, `SELECT count(*) FROM interaction_outbox WHERE interaction_id = 'late'`).Scan(&outbox)
+	if outbox != 0 {
+		t.Errorf("the late write left %d outbox rows", outbox)
+	}
+}

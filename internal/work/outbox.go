@@ -60,6 +60,9 @@ func NewBatch(e Entry, jobs ...river.InsertManyParams) (Batch, error) {
 // Jobs is how many jobs b holds.
 func (b Batch) Jobs() int { return len(b.jobs) }
 
+// Key is the idempotency key b is recorded under.
+func (b Batch) Key() Key { return b.entry.Key }
+
 // Insert records b's entry in the ledger and its jobs in the outbox, in
 // one statement: on its own (autocommit) or in a transaction q is part
 // of. When the key is already recorded it reports inserted=false — a
