@@ -108,8 +108,8 @@ func (c *clicks) burst(gap time.Duration) (stop func()) {
 // tally is what the simulator saw of the clicks.
 type tally struct {
 	interactions, acked, busy, unconfirmed, unanswered, lost, duplicated int
-	slowestAckMS                                            float64
-	problems                                                []string
+	slowestAckMS                                                         float64
+	problems                                                             []string
 }
 
 // String is the tally as the fault tests print it.
