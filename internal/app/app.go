@@ -26,6 +26,7 @@ import (
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/gateway"
+	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/status"
@@ -40,6 +41,11 @@ func Features() []feature.Feature {
 		status.Feature(),
 	}
 }
+
+// rolesWindow is how long one read of a guild's roles serves every
+// feature: a burst of clicks reads once, and a role check is never more
+// than this out of date.
+const rolesWindow = 2 * time.Second
 
 // LoadConfig reads the configuration for `herald run`: herald's settings
 // and those of its features, extra ones included (tests, benchmarks).
@@ -91,6 +97,7 @@ type App struct {
 	fastPath *interaction.FastPath
 	metrics  *prometheus.Registry
 	gateway  atomic.Pointer[gateway.Session] // set once Run connects
+	events   *gateway.Events                 // the features' event handlers
 	admin    *http.Server
 	adminLn  net.Listener
 }
@@ -135,8 +142,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies,
 	}, reg)
 	mux := interaction.NewMux()
+	a.events = &gateway.Events{}
 	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
-		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry}
+		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events,
+		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow)}
 	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
 		return nil, err
 	}
@@ -211,7 +220,7 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), stopWork())
 	}
 	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
-		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, OnInteraction: a.fastPath.Handle, Logger: a.log})
+		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log})
 	if err != nil {
 		return errors.Join(err, stopWork())
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/gateway"
+	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
@@ -53,6 +55,10 @@ type Kit struct {
 	Metrics   prometheus.Registerer
 	Routes    *interaction.Mux
 	Jobs      *work.Registry
+	// Roles reads guilds' roles, shared by every feature within a short
+	// window; Events takes handlers of gateway events.
+	Roles  *guildroles.Reader
+	Events *gateway.Events
 }
 
 // Commands merges the features' declarations into the list Discord gets.

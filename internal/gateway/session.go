@@ -32,7 +32,9 @@ type Options struct {
 	ShardCount int
 	// OnInteraction receives every INTERACTION_CREATE: herald's fast path.
 	OnInteraction func(*discordgo.Interaction)
-	Logger        *slog.Logger
+	// Events are the features' handlers of other events.
+	Events *Events
+	Logger *slog.Logger
 }
 
 // Session is one gateway connection.
@@ -73,6 +75,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	dg.AddHandler(s.onGuildCreate)
 	dg.AddHandler(s.onGuildDelete)
 	dg.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { o.OnInteraction(ic.Interaction) })
+	for _, h := range o.Events.all() {
+		dg.AddHandler(h)
+	}
 	if err := dg.Open(); err != nil {
 		return nil, fmt.Errorf("gateway: open: %w", err)
 	}

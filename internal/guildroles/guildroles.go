@@ -1,0 +1,122 @@
+// Package guildroles reads a guild's roles, its owner and the bot's own
+// roles for every feature that checks a role before changing it. Reads of
+// one guild within a short window share one fetch — one pair of requests
+// however many clicks ask — so a burst of role changes does not spend
+// Discord's budget on reading; a window of a few seconds is as fresh as
+// a role check needs, and Forget drops a guild's snapshot when herald
+// learns it changed.
+package guildroles
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/rest"
+)
+
+// Snapshot is one read of a guild.
+type Snapshot struct {
+	GuildID  string
+	OwnerID  string
+	Roles    map[string]*discordgo.Role
+	BotRoles []string
+	Read     time.Time
+}
+
+// BotTop is the position of the bot's highest role: it can manage only
+// roles below it.
+func (s *Snapshot) BotTop() int {
+	top := 0
+	for _, id := range s.BotRoles {
+		if r := s.Roles[id]; r != nil && r.Position > top {
+			top = r.Position
+		}
+	}
+	return top
+}
+
+// Reader shares reads of guilds.
+type Reader struct {
+	discord *rest.Client
+	botID   string
+	window  time.Duration
+	now     func() time.Time
+
+	mu     sync.Mutex
+	guilds map[string]*entry
+}
+
+type entry struct {
+	done chan struct{} // closed when the read finished
+	snap *Snapshot
+	err  error
+}
+
+// New returns a reader whose snapshots serve for window.
+func New(discord *rest.Client, botID string, window time.Duration) *Reader {
+	return &Reader{discord: discord, botID: botID, window: window, now: time.Now, guilds: map[string]*entry{}}
+}
+
+// Get returns a snapshot of guildID no older than the window, reading
+// it when there is none; concurrent callers wait for one read. A failed
+// read is not kept.
+func (r *Reader) Get(ctx context.Context, guildID string) (*Snapshot, error) {
+	r.mu.Lock()
+	e := r.guilds[guildID]
+	if e != nil {
+		select {
+		case <-e.done:
+			if e.err != nil || r.now().Sub(e.snap.Read) >= r.window {
+				e = nil
+			}
+		default: // a read is in flight: share it
+		}
+	}
+	if e == nil {
+		e = &entry{done: make(chan struct{})}
+		r.guilds[guildID] = e
+		go r.read(guildID, e)
+	}
+	r.mu.Unlock()
+	select {
+	case <-e.done:
+		return e.snap, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// read fetches the guild (roles, owner) and the bot's member record. It
+// runs detached from any one caller, so a caller giving up does not fail
+// the others; the transport bounds it.
+func (r *Reader) read(guildID string, e *entry) {
+	defer close(e.done)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	g, err := r.discord.Guild(ctx, guildID)
+	if err != nil {
+		e.err = err
+		return
+	}
+	bot, err := r.discord.Member(ctx, guildID, r.botID)
+	if err != nil {
+		e.err = err
+		return
+	}
+	s := &Snapshot{GuildID: guildID, OwnerID: g.OwnerID, Roles: map[string]*discordgo.Role{}, BotRoles: bot.Roles, Read: r.now()}
+	for _, role := range g.Roles {
+		s.Roles[role.ID] = role
+	}
+	e.snap = s
+}
+
+// Forget drops guildID's snapshot: the next Get reads again (callers
+// already waiting on a read still get it).
+func (r *Reader) Forget(guildID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.guilds, guildID)
+}
