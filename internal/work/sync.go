@@ -26,14 +26,18 @@ const syncBusyWait = time.Second
 // newest when it runs. args is the job to insert otherwise.
 func RequestSync(ctx context.Context, tx pgx.Tx, c *Client, target string, revision int64, args river.JobArgs, opts *river.InsertOpts) (jobID int64, folded bool, err error) {
 	var pending *int64
+	var live bool
 	err = tx.QueryRow(ctx, `
 		INSERT INTO sync_targets (target, saved_revision) VALUES ($1, $2)
 		ON CONFLICT (target) DO UPDATE SET saved_revision = GREATEST(sync_targets.saved_revision, EXCLUDED.saved_revision)
-		RETURNING pending_job_id`, target, revision).Scan(&pending)
+		RETURNING pending_job_id, COALESCE((SELECT state NOT IN ('completed', 'cancelled', 'discarded')
+			FROM river_job WHERE id = sync_targets.pending_job_id), false)`, target, revision).Scan(&pending, &live)
 	if err != nil {
 		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
 	}
-	if pending != nil {
+	// A pending job that failed for good (cancelled with a reason, out of
+	// retries) takes no more requests: a new one does.
+	if pending != nil && live {
 		return *pending, true, nil
 	}
 	res, err := c.InsertTx(ctx, tx, args, opts)

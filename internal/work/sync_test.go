@@ -174,3 +174,22 @@ func TestSyncRerunAfterCrashPublishes(t *testing.T) {
 		t.Error("the target stays leased after the rerun")
 	}
 }
+
+// A pending job that failed for good — cancelled for a missing
+// permission, out of retries — takes no more requests: the next revision
+// gets a job of its own, so a fixed menu publishes again.
+func TestSyncAfterAFailedJobQueuesANewOne(t *testing.T) {
+	t.Parallel()
+	c, _, pool := newMenus(t, false)
+	first, _ := request(t, c, pool, "menu:9", 1)
+	if _, err := pool.Exec(t.Context(), `UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1`, first); err != nil {
+		t.Fatal(err)
+	}
+	id, folded := request(t, c, pool, "menu:9", 2)
+	if folded || id == first {
+		t.Fatalf("revision 2 folded into the cancelled job %d", first)
+	}
+	if again, folded := request(t, c, pool, "menu:9", 3); !folded || again != id {
+		t.Errorf("revision 3: job %d folded %v, want it folded into the live job %d", again, folded, id)
+	}
+}
