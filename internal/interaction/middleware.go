@@ -57,8 +57,12 @@ func RequirePermission(perm int64) Middleware {
 // in N s". It is a cooldown — herald's own limit on members — never a
 // rate limit, which is Discord's on herald. Autocomplete is not limited.
 // State is in memory: a member's guild is served by one process.
-func Cooldown(d time.Duration) Middleware {
-	c := &cooldowns{d: d, until: map[string]time.Time{}}
+func Cooldown(d time.Duration) Middleware { return Limit(1, d) }
+
+// Limit is Cooldown allowing n uses per d: room for a few quick clicks,
+// none for spam.
+func Limit(n int, d time.Duration) Middleware {
+	c := &cooldowns{n: n, d: d, uses: map[string][]time.Time{}}
 	return func(next Handler) Handler {
 		return func(ctx context.Context, in *Interaction) (*discordgo.InteractionResponse, error) {
 			if in.Type == discordgo.InteractionApplicationCommandAutocomplete {
@@ -74,28 +78,34 @@ func Cooldown(d time.Duration) Middleware {
 }
 
 type cooldowns struct {
+	n         int
 	d         time.Duration
 	mu        sync.Mutex
-	until     map[string]time.Time
+	uses      map[string][]time.Time // each key's uses within the last d, oldest first
 	lastSweep time.Time
 }
 
-// take starts key's cooldown at now, or reports how long the running one
-// has left.
+// take records a use of key at now, or reports how long until one is
+// allowed again.
 func (c *cooldowns) take(key string, now time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if now.Sub(c.lastSweep) > c.d {
-		for k, t := range c.until {
-			if !now.Before(t) {
-				delete(c.until, k)
+		for k, uses := range c.uses {
+			if !now.Before(uses[len(uses)-1].Add(c.d)) {
+				delete(c.uses, k)
 			}
 		}
 		c.lastSweep = now
 	}
-	if t, ok := c.until[key]; ok && now.Before(t) {
-		return t.Sub(now)
+	uses := c.uses[key]
+	for len(uses) > 0 && !now.Before(uses[0].Add(c.d)) {
+		uses = uses[1:]
 	}
-	c.until[key] = now.Add(c.d)
+	if len(uses) >= c.n {
+		c.uses[key] = uses
+		return uses[0].Add(c.d).Sub(now)
+	}
+	c.uses[key] = append(uses, now)
 	return 0
 }

@@ -173,3 +173,27 @@ func TestRunRecoversPanics(t *testing.T) {
 		t.Error("a handler without a response must fail")
 	}
 }
+
+// Limit lets a few quick uses through and refuses the next until the
+// oldest of them is d old.
+func TestLimitAllowsABurst(t *testing.T) {
+	t.Parallel()
+	h := Limit(3, 10*time.Second)(respond("ok"))
+	start := member(t, "en", 0).Received
+	at := func(after time.Duration) string {
+		in := member(t, "en", 0)
+		in.Received = start.Add(after)
+		return content(t, h, in)
+	}
+	for i := range 3 {
+		if got := at(time.Duration(i) * time.Second); got != "ok" {
+			t.Fatalf("use %d: %q", i+1, got)
+		}
+	}
+	if got := at(4 * time.Second); !strings.Contains(got, "6 seconds") {
+		t.Errorf("fourth use within 10 s: %q, want 6 seconds left", got)
+	}
+	if got := at(10 * time.Second); got != "ok" {
+		t.Errorf("once the first use is 10 s old: %q", got)
+	}
+}
