@@ -48,10 +48,11 @@ CREATE TABLE rolemenu_guilds (
     allow_dangerous boolean NOT NULL DEFAULT false
 );
 
--- Member clicks waiting for their member's apply job. Several clicks of
--- one member fold into one job (sync target rolemenu-member:<guild>:<user>,
--- revision = click id); plan holds the role changes decided for a click
--- before any is made, so a rerun repeats the same changes.
+-- Member clicks waiting for their member's apply job, deleted once
+-- answered. Several clicks of one member fold into one job (sync target
+-- rolemenu-member:<guild>:<user>, revision = click id); plan holds the
+-- role changes decided for a batch of clicks before any is made, so a
+-- rerun repeats the same changes instead of toggling again.
 CREATE TABLE rolemenu_clicks (
     id             bigserial PRIMARY KEY,
     guild_id       text NOT NULL,
@@ -63,10 +64,9 @@ CREATE TABLE rolemenu_clicks (
     locale         text NOT NULL DEFAULT '',
     guild_locale   text NOT NULL DEFAULT '',
     plan           jsonb,
-    done_at        timestamptz,
     created_at     timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX rolemenu_clicks_member ON rolemenu_clicks (guild_id, user_id, id) WHERE done_at IS NULL;
+CREATE INDEX rolemenu_clicks_member ON rolemenu_clicks (guild_id, user_id, id);
 
 -- Temporary roles: removed at expires_at by a scheduled job; a new grant
 -- moves expires_at, and the earlier job finds it not yet due.

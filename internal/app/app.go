@@ -29,6 +29,7 @@ import (
 	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/rolemenu"
 	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/work"
@@ -39,6 +40,7 @@ import (
 func Features() []feature.Feature {
 	return []feature.Feature{
 		status.Feature(),
+		rolemenu.Feature(),
 	}
 }
 

@@ -222,6 +222,7 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	g.ownerID = owner.id
 	users := []*user{owner}
 	g.members[owner.id] = &member{userID: owner.id, joinedAt: now}
+	res.Members = append(res.Members, MemberName{ID: owner.id, Username: owner.username})
 	g.members[st.botID] = &member{userID: st.botID, roles: []string{botRole.id}, joinedAt: now}
 	for _, fm := range f.Members {
 		u := &user{id: st.ids.next(now), username: fm.Username, dmsClosed: fm.DMsClosed}

@@ -1,0 +1,386 @@
+package rolemenu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// applyArgs is one member's apply job: it works every click of theirs
+// that is waiting.
+type applyArgs struct {
+	GuildID string `json:"guild_id"`
+	UserID  string `json:"user_id"`
+}
+
+func (applyArgs) Kind() string { return "rolemenu_apply" }
+
+type applyWorker struct {
+	river.WorkerDefaults[applyArgs]
+	*deps
+}
+
+// plan is what a batch of clicks changes, decided once before any change
+// is made: a rerun after a crash applies the same plan (adding a role the
+// member has, or removing one they lack, changes nothing on Discord)
+// instead of toggling again from the new state.
+type plan struct {
+	Batch   int64                `json:"batch"` // the batch's first click
+	Add     []string             `json:"add"`
+	Remove  []string             `json:"remove"`
+	Refused []refused            `json:"refused,omitempty"`
+	Expires map[string]time.Time `json:"expires,omitempty"` // temporary roles added
+}
+
+type refused struct {
+	RoleID string  `json:"role_id"`
+	Why    Refusal `json:"why"`
+}
+
+type click struct {
+	ID            int64
+	MenuID        int64
+	OptionIDs     []int64
+	IsSelect      bool
+	InteractionID string
+	Locale        string
+	GuildLocale   string
+	Plan          *plan
+}
+
+func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
+	g, u := j.Args.GuildID, j.Args.UserID
+	return work.RunSync(ctx, w.db, j.ID, memberTarget(g, u), func(ctx context.Context, _ int64) error {
+		for {
+			clicks, err := w.pending(ctx, g, u)
+			if err != nil || len(clicks) == 0 {
+				return err
+			}
+			batch, p := planned(clicks)
+			if p == nil {
+				if p, err = w.plan(ctx, g, u, batch); err != nil {
+					return err
+				}
+			}
+			if err := w.answer(ctx, g, u, batch, p); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+// pending reads the member's waiting clicks, oldest first.
+func (w *applyWorker) pending(ctx context.Context, guildID, userID string) ([]click, error) {
+	rows, err := w.db.Query(ctx, `SELECT id, menu_id, option_ids, is_select, interaction_id, locale, guild_locale, plan
+		FROM rolemenu_clicks WHERE guild_id = $1 AND user_id = $2 ORDER BY id`, guildID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("rolemenu: clicks: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (click, error) {
+		var c click
+		err := r.Scan(&c.ID, &c.MenuID, &c.OptionIDs, &c.IsSelect, &c.InteractionID, &c.Locale, &c.GuildLocale, &c.Plan)
+		return c, err
+	})
+}
+
+// planned splits off the next batch: the clicks an earlier run planned
+// together (with their plan), else every click not planned yet.
+func planned(clicks []click) ([]click, *plan) {
+	if p := clicks[0].Plan; p != nil {
+		n := 1
+		for n < len(clicks) && clicks[n].Plan != nil && clicks[n].Plan.Batch == p.Batch {
+			n++
+		}
+		return clicks[:n], p
+	}
+	return clicks, nil
+}
+
+// plan reads the member and the guild fresh, works out the roles the
+// member wants after the batch's clicks in order, checks every role that
+// would change, and stores the plan with the expiry of temporary roles —
+// all before a single change is made.
+func (w *applyWorker) plan(ctx context.Context, guildID, userID string, batch []click) (*plan, error) {
+	p := &plan{Batch: batch[0].ID, Add: []string{}, Remove: []string{}}
+	member, err := w.discord.Member(ctx, guildID, userID)
+	var api *transport.APIError
+	if errors.As(err, &api) && api.Class() == transport.NotFound {
+		member = nil // they left: nothing to change, the replies say so
+	} else if err != nil {
+		return nil, err
+	}
+	g, err := w.snapshot(ctx, guildID)
+	if err != nil {
+		return nil, err
+	}
+	if member != nil {
+		temporary, err := w.desire(ctx, guildID, member.Roles, batch, p)
+		if err != nil {
+			return nil, err
+		}
+		p.check(g)
+		for _, r := range p.Add {
+			if secs := temporary[r]; secs > 0 {
+				if p.Expires == nil {
+					p.Expires = map[string]time.Time{}
+				}
+				p.Expires[r] = time.Now().Add(time.Duration(secs) * time.Second).Truncate(time.Second)
+			}
+		}
+	}
+	return p, w.store(ctx, guildID, userID, batch, p)
+}
+
+// desire applies the clicks to the member's roles and fills p's changes;
+// it returns the temporary duration of each role a menu gives.
+func (w *applyWorker) desire(ctx context.Context, guildID string, has []string, batch []click, p *plan) (map[string]int64, error) {
+	want := map[string]bool{}
+	for _, r := range has {
+		want[r] = true
+	}
+	temporary := map[string]int64{}
+	menus := map[int64]*menu{}
+	for _, c := range batch {
+		m, ok := menus[c.MenuID]
+		if !ok {
+			var err error
+			m, err = loadMenuByID(ctx, w.db, c.MenuID)
+			if errors.Is(err, errNoMenu) {
+				menus[c.MenuID] = nil
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			menus[c.MenuID] = m
+		}
+		if m == nil {
+			continue
+		}
+		var picked []string
+		for _, id := range c.OptionIDs {
+			if o, ok := m.option(id); ok {
+				picked = append(picked, o.RoleID)
+				temporary[o.RoleID] = m.TemporarySecs
+			}
+		}
+		var group []string
+		if m.Mode == "unique" {
+			var err error
+			if group, err = w.groupRoles(ctx, guildID, m.group()); err != nil {
+				return nil, err
+			}
+		}
+		applyClick(want, m, c.IsSelect, picked, group)
+	}
+	for r, ok := range want {
+		if ok && !slices.Contains(has, r) {
+			p.Add = append(p.Add, r)
+		}
+	}
+	for _, r := range has {
+		if !want[r] {
+			p.Remove = append(p.Remove, r)
+		}
+	}
+	slices.Sort(p.Add)
+	slices.Sort(p.Remove)
+	return temporary, nil
+}
+
+// applyClick changes want as one click in menu m does: picked are the
+// roles clicked (a button's one, or a select's values), group the roles
+// of m's unique group.
+func applyClick(want map[string]bool, m *menu, isSelect bool, picked, group []string) {
+	switch {
+	case m.Mode == "verify":
+		for _, r := range picked {
+			want[r] = true
+		}
+	case m.Mode == "drop":
+		for _, r := range picked {
+			want[r] = false
+		}
+	case isSelect && m.Mode == "toggle":
+		for _, o := range m.Options {
+			want[o.RoleID] = slices.Contains(picked, o.RoleID)
+		}
+	case isSelect: // unique: the one picked, or none
+		for _, r := range group {
+			want[r] = slices.Contains(picked, r)
+		}
+	case m.Mode == "toggle":
+		for _, r := range picked {
+			want[r] = !want[r]
+		}
+	default: // a unique button: take it and drop the rest, or drop it
+		for _, r := range picked {
+			had := want[r]
+			for _, other := range group {
+				want[other] = false
+			}
+			want[r] = !had
+		}
+	}
+}
+
+// groupRoles are the roles offered by every menu of a unique group.
+func (w *applyWorker) groupRoles(ctx context.Context, guildID, group string) ([]string, error) {
+	rows, err := w.db.Query(ctx, `SELECT o.role_id FROM rolemenu_options o JOIN rolemenus m ON m.id = o.menu_id
+		WHERE m.guild_id = $1 AND COALESCE(m.unique_group, m.id::text) = $2`, guildID, group)
+	if err != nil {
+		return nil, fmt.Errorf("rolemenu: group roles: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// check drops every change the fresh data forbids, noting why.
+func (p *plan) check(g *guildRoles) {
+	keep := func(roles []string) []string {
+		out := roles[:0]
+		for _, r := range roles {
+			if why := g.checkRole(r, "", nil); why != nil {
+				p.Refused = append(p.Refused, refused{RoleID: r, Why: *why})
+				continue
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	p.Add, p.Remove = keep(p.Add), keep(p.Remove)
+}
+
+// store records the plan on the batch's clicks and schedules the removal
+// of its temporary roles, in one transaction: from here on the plan is
+// what happens.
+func (w *applyWorker) store(ctx context.Context, guildID, userID string, batch []click, p *plan) error {
+	ids := make([]int64, len(batch))
+	for i, c := range batch {
+		ids[i] = c.ID
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	tx, err := w.db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `UPDATE rolemenu_clicks SET plan = $2 WHERE id = ANY($1)`, ids, raw); err != nil {
+		return fmt.Errorf("rolemenu: store plan: %w", err)
+	}
+	if err := scheduleExpiry(ctx, tx, guildID, userID, p.Expires); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// answer carries out the plan, fills every click's reply with what
+// changed in the member's language, and forgets the clicks.
+func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch []click, p *plan) error {
+	failed, err := w.execute(ctx, guildID, userID, p)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(batch))
+	for i, c := range batch {
+		ids[i] = c.ID
+		loc := w.catalog.For(c.Locale, c.GuildLocale)
+		text := p.text(loc, failed)
+		if _, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: c.InteractionID, Key: "rolemenu-apply",
+			Content: text}); err != nil && !isCancel(err) {
+			return err
+		}
+	}
+	_, err = w.db.Exec(ctx, `DELETE FROM rolemenu_clicks WHERE id = ANY($1)`, ids)
+	return err
+}
+
+// isCancel reports a follow-up that can never be sent (the token
+// expired): the roles changed, so the click is done all the same.
+func isCancel(err error) bool {
+	var c *river.JobCancelError
+	return errors.As(err, &c)
+}
+
+// execute makes the plan's changes, one request per role. A change
+// Discord refuses for good (permission, role gone) is reported, not
+// retried; anything else fails the job, which retries or waits.
+func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *plan) (map[string]*Refusal, error) {
+	failed := map[string]*Refusal{}
+	do := func(roleID string, change func() error) error {
+		err := change()
+		var api *transport.APIError
+		switch {
+		case err == nil:
+		case errors.As(err, &api) && api.Class() == transport.Permission:
+			failed[roleID] = &Refusal{Key: "no_permission"}
+		case errors.As(err, &api) && api.Class() == transport.NotFound:
+			failed[roleID] = &Refusal{Key: "deleted", Role: roleMention(roleID)}
+		default:
+			return err
+		}
+		return nil
+	}
+	reason := "role menu"
+	for _, r := range p.Add {
+		if err := do(r, func() error { return w.discord.AddMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range p.Remove {
+		if err := do(r, func() error { return w.discord.RemoveMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
+			return nil, err
+		}
+	}
+	return failed, nil
+}
+
+// text is the member's reply.
+func (p *plan) text(loc *i18n.Localizer, failed map[string]*Refusal) string {
+	var lines []string
+	list := func(roles []string) string {
+		var out []string
+		for _, r := range roles {
+			if failed[r] == nil {
+				out = append(out, roleMention(r))
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	if s := list(p.Add); s != "" {
+		lines = append(lines, loc.T("rolemenu.added", map[string]any{"Roles": s}))
+	}
+	if s := list(p.Remove); s != "" {
+		lines = append(lines, loc.T("rolemenu.removed", map[string]any{"Roles": s}))
+	}
+	for _, r := range p.Refused {
+		lines = append(lines, loc.T("rolemenu.could_not", map[string]any{"Role": roleMention(r.RoleID), "Reason": refusalText(loc, &r.Why)}))
+	}
+	for _, r := range slices.Sorted(maps.Keys(failed)) {
+		lines = append(lines, loc.T("rolemenu.could_not", map[string]any{"Role": roleMention(r), "Reason": refusalText(loc, failed[r])}))
+	}
+	for _, r := range slices.Sorted(maps.Keys(p.Expires)) {
+		if failed[r] == nil {
+			lines = append(lines, loc.T("rolemenu.expires", map[string]any{"Roles": roleMention(r), "When": fmt.Sprintf("<t:%d:R>", p.Expires[r].Unix())}))
+		}
+	}
+	if len(lines) == 0 {
+		return loc.T("rolemenu.unchanged", nil)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,185 @@
+package rolemenu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// publishArgs is a menu's sync job: it makes the menu's newest revision
+// visible.
+type publishArgs struct {
+	MenuID int64 `json:"menu_id"`
+}
+
+func (publishArgs) Kind() string { return "rolemenu_publish" }
+
+type publishWorker struct {
+	river.WorkerDefaults[publishArgs]
+	*deps
+}
+
+func (w *publishWorker) Work(ctx context.Context, j *river.Job[publishArgs]) error {
+	target := "rolemenu:" + strconv.FormatInt(j.Args.MenuID, 10)
+	return work.RunSync(ctx, w.db, j.ID, target, func(ctx context.Context, _ int64) error {
+		return w.publish(ctx, j.Args.MenuID)
+	})
+}
+
+// publish edits the menu's message to its saved configuration, or creates
+// it (once, by nonce) when there is none, then deletes the message it
+// replaced after a move. A deleted message or channel makes the menu
+// target_missing, and nothing is recreated until an admin republishes. A
+// role deleted since leaves the menu here.
+func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
+	m, err := loadMenuByID(ctx, w.db, menuID)
+	if errors.Is(err, errNoMenu) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	if m.State != "active" || m.ChannelID == nil {
+		return nil
+	}
+	snap, err := w.roles.Get(ctx, m.GuildID)
+	if err != nil {
+		return err
+	}
+	if err := w.dropDeletedRoles(ctx, m, snap.Roles); err != nil {
+		return err
+	}
+	content, components, err := render(m)
+	if err != nil {
+		return river.JobCancel(fmt.Errorf("%s: %w", work.ReasonInvalid, err))
+	}
+	var msg *discordgo.Message
+	if m.MessageID == nil {
+		msg, err = w.discord.CreateMessage(ctx, *m.ChannelID, rest.NewMessage{Content: content, Components: components,
+			AllowedMentions: &discordgo.MessageAllowedMentions{}, Nonce: fmt.Sprintf("rm%d.%d", m.ID, m.Revision)})
+	} else {
+		msg, err = w.discord.EditMessage(ctx, *m.ChannelID, *m.MessageID, rest.MessageEdit{Content: &content, Components: &components,
+			AllowedMentions: &discordgo.MessageAllowedMentions{}})
+	}
+	if missing(err) {
+		return w.markMissing(ctx, m, err)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := w.db.Exec(ctx, `UPDATE rolemenus SET message_id = $2 WHERE id = $1`, m.ID, msg.ID); err != nil {
+		return fmt.Errorf("rolemenu: record message: %w", err)
+	}
+	if m.StaleMessage != nil && m.StaleChannel != nil {
+		if err := w.discord.DeleteMessage(ctx, *m.StaleChannel, *m.StaleMessage, "role menu moved"); err != nil && !missing(err) {
+			return err
+		}
+		if _, err := w.db.Exec(ctx, `UPDATE rolemenus SET stale_channel = NULL, stale_message = NULL WHERE id = $1`, m.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missing reports Discord's Unknown Message or Unknown Channel.
+func missing(err error) bool {
+	var api *transport.APIError
+	return errors.As(err, &api) && (api.Code == 10008 || api.Code == 10003)
+}
+
+// markMissing records that the menu's message or channel is gone.
+func (w *publishWorker) markMissing(ctx context.Context, m *menu, cause error) error {
+	var api *transport.APIError
+	errors.As(cause, &api)
+	detail := "message"
+	if api.Code == 10003 {
+		detail = "channel"
+	}
+	_, err := w.db.Exec(ctx, `UPDATE rolemenus SET state = 'target_missing', state_detail = $2 WHERE id = $1`, m.ID, detail)
+	return err
+}
+
+// dropDeletedRoles removes the options whose role no longer exists.
+func (w *publishWorker) dropDeletedRoles(ctx context.Context, m *menu, roles map[string]*discordgo.Role) error {
+	kept := m.Options[:0]
+	for _, o := range m.Options {
+		if roles[o.RoleID] != nil {
+			kept = append(kept, o)
+			continue
+		}
+		if _, err := w.db.Exec(ctx, `DELETE FROM rolemenu_options WHERE id = $1`, o.ID); err != nil {
+			return fmt.Errorf("rolemenu: drop deleted role: %w", err)
+		}
+	}
+	m.Options = kept
+	return nil
+}
+
+// render is the menu's message: its name and description, then five
+// buttons a row or one select menu. Custom IDs carry only ids.
+func render(m *menu) (string, []discordgo.MessageComponent, error) {
+	content := "**" + m.Name + "**"
+	if m.Description != "" {
+		content += "\n" + m.Description
+	}
+	menuID := strconv.FormatInt(m.ID, 10)
+	if m.Style == "select" {
+		id, err := interaction.FillID(selectID, menuID)
+		if err != nil {
+			return "", nil, err
+		}
+		lo, hi := m.picks()
+		sel := discordgo.SelectMenu{MenuType: discordgo.StringSelectMenu, CustomID: id, MinValues: &lo, MaxValues: hi}
+		for _, o := range m.Options {
+			emoji, _ := parseEmoji(o.Emoji)
+			sel.Options = append(sel.Options, discordgo.SelectMenuOption{Label: o.Label, Value: strconv.FormatInt(o.ID, 10),
+				Description: o.Description, Emoji: emoji})
+		}
+		return content, []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{sel}}}, nil
+	}
+	var rows []discordgo.MessageComponent
+	var row discordgo.ActionsRow
+	for i, o := range m.Options {
+		id, err := interaction.FillID(pickID, menuID, strconv.FormatInt(o.ID, 10))
+		if err != nil {
+			return "", nil, err
+		}
+		emoji, _ := parseEmoji(o.Emoji)
+		row.Components = append(row.Components, discordgo.Button{Label: o.Label, Style: discordgo.SecondaryButton, CustomID: id, Emoji: emoji})
+		if len(row.Components) == 5 || i == len(m.Options)-1 {
+			rows = append(rows, row)
+			row = discordgo.ActionsRow{}
+		}
+	}
+	return content, rows, nil
+}
+
+// cleanupArgs deletes the message of a deleted menu.
+type cleanupArgs struct {
+	ChannelID string `json:"channel_id"`
+	MessageID string `json:"message_id"`
+}
+
+func (cleanupArgs) Kind() string { return "rolemenu_cleanup" }
+
+type cleanupWorker struct {
+	river.WorkerDefaults[cleanupArgs]
+	*deps
+}
+
+func (w *cleanupWorker) Work(ctx context.Context, j *river.Job[cleanupArgs]) error {
+	err := w.discord.DeleteMessage(ctx, j.Args.ChannelID, j.Args.MessageID, "role menu deleted")
+	if missing(err) {
+		return nil
+	}
+	return err
+}

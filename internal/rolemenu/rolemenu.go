@@ -1,0 +1,103 @@
+// Package rolemenu is herald's role menus: messages with buttons or a
+// select menu that members click to pick their roles, configured by admins
+// with /rolemenu.
+//
+//   - Configuration commands write in the fast path's transaction and
+//     answer at once; a change to a published menu bumps its revision and
+//     requests a publish (the sync intent: ten edits in a second make one
+//     message edit). Adding a role is checked against fresh guild data, so
+//     it runs as a job that answers when done.
+//   - A click writes the member's intent and requests the member's apply
+//     job (sync target rolemenu-member:<guild>:<user>): rapid clicks fold
+//     into one job, which reads the member fresh, plans the changes once,
+//     re-checks every role, applies only the difference and fills each
+//     click's deferred reply.
+//   - Custom IDs carry only menu id, option id and route version; the rest
+//     is looked up, so published menus keep working across restarts.
+package rolemenu
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/guildroles"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Custom-ID patterns of published menus.
+const (
+	pickID   = "rolemenu:1:pick:{menu}:{option}"
+	selectID = "rolemenu:1:select:{menu}"
+)
+
+// clickLimit lets a member click a few times in quick succession (the
+// clicks coalesce) and refuses spam.
+var clickLimit = interaction.Limit(5, 10*time.Second)
+
+// Feature declares role menus.
+func Feature() feature.Feature {
+	return feature.Feature{Name: "rolemenu", Commands: commands.RoleMenu, Build: build}
+}
+
+// deps is what the handlers and jobs share.
+type deps struct {
+	db        *pgxpool.Pool
+	discord   *rest.Client
+	followups *followup.Sender
+	roles     *guildroles.Reader
+	catalog   *i18n.Catalog
+	log       *slog.Logger
+}
+
+func build(k feature.Kit) error {
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log}
+	k.Routes.Route("/rolemenu", func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageRoles))
+		r.Command("/create", d.create)
+		r.Command("/option/add", d.optionAdd)
+		r.Command("/option/edit", d.optionEdit)
+		r.Command("/option/remove", d.optionRemove)
+		r.Command("/set/mode", d.setMode)
+		r.Command("/set/picks", d.setPicks)
+		r.Command("/set/required-role", d.setRequired)
+		r.Command("/set/blocked-role", d.setBlocked)
+		r.Command("/set/temporary", d.setTemporary)
+		r.Command("/set/link", d.setLink)
+		r.Command("/set/dangerous-roles", d.setDangerous)
+		r.Command("/publish", d.publish)
+		r.Command("/republish", d.republish)
+		r.Command("/move", d.move)
+		r.Command("/delete", d.deleteMenu)
+		r.Command("/list", d.list)
+		r.Command("/status", d.status)
+		for _, p := range []string{"/option/add", "/option/edit", "/option/remove", "/set/mode", "/set/picks", "/set/required-role",
+			"/set/blocked-role", "/set/temporary", "/set/link", "/publish", "/republish", "/move", "/delete"} {
+			r.Autocomplete(p, d.autocompleteMenu)
+		}
+	})
+	k.Routes.Group(func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly, clickLimit)
+		r.Component(pickID, d.click)
+		r.Component(selectID, d.click)
+	})
+	work.Register(k.Jobs, &configWorker{deps: d})
+	work.Register(k.Jobs, &applyWorker{deps: d})
+	work.Register(k.Jobs, &publishWorker{deps: d})
+	work.Register(k.Jobs, &expireWorker{deps: d})
+	work.Register(k.Jobs, &statusWorker{deps: d})
+	work.Register(k.Jobs, &cleanupWorker{deps: d})
+	k.Events.On(d.onMessageDelete)
+	k.Events.On(d.onChannelDelete)
+	k.Events.On(d.onRoleDelete)
+	k.Events.On(d.onRoleUpdate)
+	return nil
+}
