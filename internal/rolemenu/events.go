@@ -35,5 +35,9 @@ func (d *deps) markGone(where, id, detail string) {
 
 // onRoleDelete and onRoleUpdate make the next role check read the guild
 // again instead of trusting a snapshot from before the change.
-func (d *deps) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) { d.roles.Forget(e.GuildID) }
-func (d *deps) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) { d.roles.Forget(e.GuildID) }
+func (d *deps) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
+	d.roles.Forget(e.GuildID)
+}
+func (d *deps) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
+	d.roles.Forget(e.GuildID)
+}

@@ -153,7 +153,9 @@ func TestRoleMenuEndToEnd(t *testing.T) {
 	for i := range 10 {
 		admin.Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "colours", "role": h.Role("Red"), "label": "Red " + strconv.Itoa(i)}).Reply()
 	}
-	msg = menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return slices.ContainsFunc(buttons(m), func(b discordgo.Button) bool { return b.Label == "Red 9" }) })
+	msg = menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool {
+		return slices.ContainsFunc(buttons(m), func(b discordgo.Button) bool { return b.Label == "Red 9" })
+	})
 	if n := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
 		t.Errorf("ten edits made %d message edits, want 1", n)
 	}

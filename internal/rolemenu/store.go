@@ -11,26 +11,26 @@ import (
 
 // menu is one role menu as configured.
 type menu struct {
-	ID             int64
-	GuildID        string
-	Name           string
-	Style          string // buttons or select
-	Mode           string // toggle, unique, verify or drop
-	Description    string
-	MinPicks       int
-	MaxPicks       int
-	RequiredRole   *string
-	BlockedRoles   []string
-	TemporarySecs  int64
-	UniqueGroup    *string
-	ChannelID      *string
-	MessageID      *string
-	StaleChannel   *string
-	StaleMessage   *string
-	State          string // draft, active or target_missing
-	StateDetail    string
-	Revision       int64
-	Options        []option
+	ID            int64
+	GuildID       string
+	Name          string
+	Style         string // buttons or select
+	Mode          string // toggle, unique, verify or drop
+	Description   string
+	MinPicks      int
+	MaxPicks      int
+	RequiredRole  *string
+	BlockedRoles  []string
+	TemporarySecs int64
+	UniqueGroup   *string
+	ChannelID     *string
+	MessageID     *string
+	StaleChannel  *string
+	StaleMessage  *string
+	State         string // draft, active or target_missing
+	StateDetail   string
+	Revision      int64
+	Options       []option
 }
 
 // option is one role a menu offers.
