@@ -109,8 +109,9 @@ func TestRegisterCommands(t *testing.T) {
 		DescriptionLocalizations map[string]string `json:"description_localizations"`
 	}
 	s.Do("GET", "/applications/"+s.BotUserID()+"/guilds/"+g.ID+"/commands", nil).JSON(t, &cmds)
-	if len(cmds) != 1 || cmds[0].Name != "herald" || cmds[0].DefaultMemberPermissions != "32" || cmds[0].DescriptionLocalizations["de"] == "" {
-		t.Fatalf("registered commands = %+v", cmds)
+	if len(cmds) != 2 || cmds[0].Name != "herald" || cmds[0].DefaultMemberPermissions != "32" || cmds[0].DescriptionLocalizations["de"] == "" ||
+		cmds[1].Name != "rolemenu" || cmds[1].DefaultMemberPermissions != "268435456" {
+		t.Fatalf("registered commands = %+v, want /herald (Manage Server) and /rolemenu (Manage Roles)", cmds)
 	}
 	if r := herald(t, vars, "register-commands", "--guild", "not-a-guild"); r.code != 2 {
 		t.Errorf("a bad --guild exits %d, want 2", r.code)

@@ -136,7 +136,7 @@ func sameJSON(a, b any) bool {
 // storedForm turns a command definition into the form Discord stores and
 // answers with: absent fields omitted rather than null, and subcommands
 // and groups keeping only the fields they can have (discordgo also sends,
-// say, "autocomplete": false on them).
+// say, "autocomplete": false on them, and on role or channel options).
 func storedForm(cmd map[string]any) {
 	dropNulls(cmd)
 	storedOptions(cmd["options"])
@@ -149,12 +149,18 @@ func storedOptions(options any) {
 		if !ok {
 			continue
 		}
-		if t, _ := opt["type"].(float64); t == 1 || t == 2 {
+		t, _ := opt["type"].(float64)
+		if t == 1 || t == 2 {
 			for k := range opt {
 				if !subcommandFields[k] {
 					delete(opt, k)
 				}
 			}
+		}
+		// Only string, integer and number options can autocomplete;
+		// Discord keeps the field on nothing else.
+		if t != 3 && t != 4 && t != 10 {
+			delete(opt, "autocomplete")
 		}
 		storedOptions(opt["options"])
 	}
