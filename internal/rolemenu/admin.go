@@ -293,34 +293,24 @@ func (d *deps) republish(ctx context.Context, in *interaction.Interaction) (*dis
 
 // deleteMenu deletes the configuration at once and the message in a job.
 func (d *deps) deleteMenu(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	tx, err := in.Tx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	name := in.Options().String("menu")
-	m, err := lockMenu(ctx, tx, in.GuildID, name)
-	if errors.Is(err, errNoMenu) {
-		return say(in, "no_menu", map[string]any{"Name": name}), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM rolemenus WHERE id = $1`, m.ID); err != nil {
-		return nil, err
-	}
-	var jobs []river.InsertManyParams
-	for _, msg := range [][2]*string{{m.ChannelID, m.MessageID}, {m.StaleChannel, m.StaleMessage}} {
-		if msg[0] != nil && msg[1] != nil {
-			jobs = append(jobs, river.InsertManyParams{Args: cleanupArgs{ChannelID: *msg[0], MessageID: *msg[1]},
-				InsertOpts: &river.InsertOpts{Queue: string(work.Sync)}})
+	return d.change(ctx, in, func(tx pgx.Tx, m *menu) (*discordgo.InteractionResponse, bool, error) {
+		if _, err := tx.Exec(ctx, `DELETE FROM rolemenus WHERE id = $1`, m.ID); err != nil {
+			return nil, false, err
 		}
-	}
-	if len(jobs) > 0 {
-		if err := in.Enqueue(ctx, work.IntentEvent, jobs...); err != nil {
-			return nil, err
+		var jobs []river.InsertManyParams
+		for _, msg := range [][2]*string{{m.ChannelID, m.MessageID}, {m.StaleChannel, m.StaleMessage}} {
+			if msg[0] != nil && msg[1] != nil {
+				jobs = append(jobs, river.InsertManyParams{Args: cleanupArgs{ChannelID: *msg[0], MessageID: *msg[1]},
+					InsertOpts: &river.InsertOpts{Queue: string(work.Sync)}})
+			}
 		}
-	}
-	return say(in, "deleted", map[string]any{"Name": m.Name}), nil
+		if len(jobs) > 0 {
+			if err := in.Enqueue(ctx, work.IntentEvent, jobs...); err != nil {
+				return nil, false, err
+			}
+		}
+		return say(in, "deleted", map[string]any{"Name": m.Name}), false, nil
+	})
 }
 
 // list answers with the guild's menus.

@@ -128,3 +128,18 @@ func TestRoleMenuModesAndRules(t *testing.T) {
 		return strings.Contains(admin.Command("general", "/rolemenu/status", nil).Reply().Content, "channel was deleted")
 	})
 }
+
+// Deleting a menu removes its configuration and its message, even one
+// its publish job is still posting.
+func TestRoleMenuDelete(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
+	setup(t, h, "pings", heraldtest.Opts{}, "News")
+	if r := h.As("admin").Command("general", "/rolemenu/delete", heraldtest.Opts{"menu": "pings"}).Reply(); !strings.Contains(r.Content, "Deleted") {
+		t.Fatalf("delete: %q", r.Content)
+	}
+	h.Eventually("the menu's message to go", func() bool { return len(h.Messages(h.Channel("roles"))) == 0 })
+	if r := h.As("admin").Command("general", "/rolemenu/list", nil).Reply(); !strings.Contains(r.Content, "no role menus") {
+		t.Errorf("list after delete: %q", r.Content)
+	}
+}

@@ -76,8 +76,17 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.db.Exec(ctx, `UPDATE rolemenus SET message_id = $2 WHERE id = $1`, m.ID, msg.ID); err != nil {
+	tag, err := w.db.Exec(ctx, `UPDATE rolemenus SET message_id = $2 WHERE id = $1`, m.ID, msg.ID)
+	if err != nil {
 		return fmt.Errorf("rolemenu: record message: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		// The menu was deleted while this job posted it: nobody else knows
+		// the message, so it goes here.
+		if err := w.discord.DeleteMessage(ctx, msg.ChannelID, msg.ID, "role menu deleted"); err != nil && !missing(err) {
+			return err
+		}
+		return nil
 	}
 	if m.StaleMessage != nil && m.StaleChannel != nil {
 		if err := w.discord.DeleteMessage(ctx, *m.StaleChannel, *m.StaleMessage, "role menu moved"); err != nil && !missing(err) {
