@@ -26,17 +26,21 @@ type Snapshot struct {
 	Read     time.Time
 }
 
-// BotTop is the position of the bot's highest role: it can manage only
-// roles below it.
-func (s *Snapshot) BotTop() int {
+// Top is the position of the highest of roleIDs (0: only @everyone):
+// a member can manage only roles below their top.
+func (s *Snapshot) Top(roleIDs []string) int {
 	top := 0
-	for _, id := range s.BotRoles {
+	for _, id := range roleIDs {
 		if r := s.Roles[id]; r != nil && r.Position > top {
 			top = r.Position
 		}
 	}
 	return top
 }
+
+// BotTop is the position of the bot's highest role: it can manage only
+// roles below it.
+func (s *Snapshot) BotTop() int { return s.Top(s.BotRoles) }
 
 // Reader shares reads of guilds.
 type Reader struct {

@@ -2,6 +2,8 @@ package rolemenu
 
 import (
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/guildroles"
 )
 
 // dangerous are the permissions a role handed out by a menu must not carry
@@ -30,25 +32,12 @@ type Refusal struct {
 	Perm string // the dangerous permission, for Key dangerous
 }
 
-// guildRoles is what the checks read: the guild's roles, its owner and
-// whether the owner allowed dangerous roles.
+// guildRoles is what the checks read: a snapshot of the guild's roles,
+// its owner and the bot's roles, and whether the owner allowed
+// dangerous roles.
 type guildRoles struct {
-	guildID        string
-	ownerID        string
-	roles          map[string]*discordgo.Role
-	botTop         int // position of the bot's highest role
+	*guildroles.Snapshot
 	allowDangerous bool
-}
-
-// top is the highest position among roleIDs (0: only @everyone).
-func (g *guildRoles) top(roleIDs []string) int {
-	top := 0
-	for _, id := range roleIDs {
-		if r := g.roles[id]; r != nil && r.Position > top {
-			top = r.Position
-		}
-	}
-	return top
 }
 
 // checkRole says whether herald may hand out roleID: run when an admin
@@ -56,17 +45,17 @@ func (g *guildRoles) top(roleIDs []string) int {
 // every change with fresh data (actor empty: the member clicking does not
 // need to outrank it). nil means allowed.
 func (g *guildRoles) checkRole(roleID, actorID string, actorRoles []string) *Refusal {
-	r := g.roles[roleID]
+	r := g.Roles[roleID]
 	switch {
 	case r == nil:
 		return &Refusal{Key: "deleted", Role: roleID}
-	case roleID == g.guildID:
+	case roleID == g.GuildID:
 		return &Refusal{Key: "everyone", Role: r.Name}
 	case r.Managed:
 		return &Refusal{Key: "managed", Role: r.Name}
-	case r.Position >= g.botTop:
+	case r.Position >= g.BotTop():
 		return &Refusal{Key: "above_bot", Role: r.Name}
-	case actorID != "" && actorID != g.ownerID && r.Position >= g.top(actorRoles):
+	case actorID != "" && actorID != g.OwnerID && r.Position >= g.Top(actorRoles):
 		return &Refusal{Key: "above_you", Role: r.Name}
 	}
 	if !g.allowDangerous {

@@ -99,7 +99,7 @@ func (d *deps) snapshot(ctx context.Context, guildID string) (*guildRoles, error
 	if err != nil {
 		return nil, err
 	}
-	g := &guildRoles{guildID: guildID, ownerID: snap.OwnerID, roles: snap.Roles, botTop: snap.BotTop()}
+	g := &guildRoles{Snapshot: snap}
 	err = d.db.QueryRow(ctx, `SELECT allow_dangerous FROM rolemenu_guilds WHERE guild_id = $1`, guildID).Scan(&g.allowDangerous)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("rolemenu: guild settings: %w", err)
@@ -146,7 +146,7 @@ func (w *configWorker) addOption(ctx context.Context, loc *i18n.Localizer, a con
 	}
 	label := a.Label
 	if label == "" {
-		label = g.roles[a.RoleID].Name
+		label = g.Roles[a.RoleID].Name
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO rolemenu_options (menu_id, role_id, label, emoji, description, position)
 		VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(max(position), 0) + 1 FROM rolemenu_options WHERE menu_id = $1))`,

@@ -6,17 +6,19 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/guildroles"
 )
 
 func guild() *guildRoles {
-	return &guildRoles{guildID: "g", ownerID: "owner", botTop: 5, roles: map[string]*discordgo.Role{
+	return &guildRoles{Snapshot: &guildroles.Snapshot{GuildID: "g", OwnerID: "owner", BotRoles: []string{"bot"}, Roles: map[string]*discordgo.Role{
 		"g":      {ID: "g", Name: "@everyone"},
 		"low":    {ID: "low", Name: "Low", Position: 1},
 		"mid":    {ID: "mid", Name: "Mid", Position: 3},
 		"bot":    {ID: "bot", Name: "herald", Position: 5, Managed: true},
 		"high":   {ID: "high", Name: "High", Position: 7},
 		"banner": {ID: "banner", Name: "Banner", Position: 2, Permissions: discordgo.PermissionBanMembers},
-	}}
+	}}}
 }
 
 // Every refusal names the role and its reason; the owner may configure
