@@ -1,6 +1,7 @@
 package rolemenu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 	if name == "" || utf8.RuneCountInString(name) > 50 {
 		return say(in, "bad_name", nil), nil
 	}
-	style, mode := or(o.String("style"), "buttons"), or(o.String("mode"), "toggle")
+	style, mode := cmp.Or(o.String("style"), "buttons"), cmp.Or(o.String("mode"), "toggle")
 	if !validStyle(style) || !validMode(mode) {
 		return say(in, "bad_name", nil), nil
 	}
@@ -45,13 +46,6 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 		return nil, fmt.Errorf("rolemenu: create %s: %w", name, err)
 	}
 	return say(in, "created", map[string]any{"Name": name, "Style": style, "Mode": mode}), nil
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 func validStyle(s string) bool { return s == "buttons" || s == "select" }
@@ -113,7 +107,7 @@ func (d *deps) optionEdit(ctx context.Context, in *interaction.Interaction) (*di
 		if !ok {
 			return say(in, "no_option", vars), false, nil
 		}
-		label, emoji, desc := or(o.String("label"), opt.Label), or(o.String("emoji"), opt.Emoji), or(o.String("description"), opt.Description)
+		label, emoji, desc := cmp.Or(o.String("label"), opt.Label), cmp.Or(o.String("emoji"), opt.Emoji), cmp.Or(o.String("description"), opt.Description)
 		if _, ok := parseEmoji(emoji); !ok {
 			return say(in, "bad_emoji", map[string]any{"Emoji": emoji}), false, nil
 		}

@@ -153,6 +153,7 @@ func (w *applyWorker) desire(ctx context.Context, guildID string, has []string, 
 	}
 	temporary := map[string]int64{}
 	menus := map[int64]*menu{}
+	groups := map[string][]string{} // unique groups' roles, read once per batch
 	for _, c := range batch {
 		m, ok := menus[c.MenuID]
 		if !ok {
@@ -177,12 +178,13 @@ func (w *applyWorker) desire(ctx context.Context, guildID string, has []string, 
 				temporary[o.RoleID] = m.TemporarySecs
 			}
 		}
-		var group []string
-		if m.Mode == "unique" {
+		group, read := groups[m.group()]
+		if m.Mode == "unique" && !read {
 			var err error
 			if group, err = w.groupRoles(ctx, guildID, m.group()); err != nil {
 				return nil, err
 			}
+			groups[m.group()] = group
 		}
 		applyClick(want, m, c.IsSelect, picked, group)
 	}
@@ -301,20 +303,15 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 		ids[i] = c.ID
 		loc := w.catalog.For(c.Locale, c.GuildLocale)
 		text := p.text(loc, failed)
+		// An expired token only loses the reply: the roles changed, so the
+		// click is done all the same.
 		if _, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: c.InteractionID, Key: "rolemenu-apply",
-			Content: text}); err != nil && !isCancel(err) {
+			Content: text}); err != nil && !errors.Is(err, work.ErrTokenExpired) {
 			return err
 		}
 	}
 	_, err = w.db.Exec(ctx, `DELETE FROM rolemenu_clicks WHERE id = ANY($1)`, ids)
 	return err
-}
-
-// isCancel reports a follow-up that can never be sent (the token
-// expired): the roles changed, so the click is done all the same.
-func isCancel(err error) bool {
-	var c *river.JobCancelError
-	return errors.As(err, &c)
 }
 
 // execute makes the plan's changes, one request per role. A change

@@ -29,8 +29,7 @@ type publishWorker struct {
 }
 
 func (w *publishWorker) Work(ctx context.Context, j *river.Job[publishArgs]) error {
-	target := "rolemenu:" + strconv.FormatInt(j.Args.MenuID, 10)
-	return work.RunSync(ctx, w.db, j.ID, target, func(ctx context.Context, _ int64) error {
+	return work.RunSync(ctx, w.db, j.ID, menuTarget(j.Args.MenuID), func(ctx context.Context, _ int64) error {
 		return w.publish(ctx, j.Args.MenuID)
 	})
 }

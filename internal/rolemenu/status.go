@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
@@ -28,13 +27,10 @@ type statusArgs struct {
 
 func (statusArgs) Kind() string { return "rolemenu_status" }
 
-// statusDeadline leaves a margin within the token's 15 minutes.
-const statusDeadline = 14 * time.Minute
-
 func (d *deps) status(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	userLocale, guildLocale := in.Locales()
 	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args: statusArgs{View: work.View{DeadlineAt: in.Received.Add(statusDeadline)}, GuildID: in.GuildID, InteractionID: in.ID,
+		Args: statusArgs{View: work.ReplyView(in.Received), GuildID: in.GuildID, InteractionID: in.ID,
 			Locale: userLocale, GuildLocale: guildLocale},
 		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 	})

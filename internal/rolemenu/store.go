@@ -134,10 +134,12 @@ func (m *menu) group() string {
 }
 
 // target is the menu's sync target.
-func (m *menu) target() string { return "rolemenu:" + strconv.FormatInt(m.ID, 10) }
+func (m *menu) target() string { return menuTarget(m.ID) }
+
+func menuTarget(id int64) string { return "rolemenu:" + strconv.FormatInt(id, 10) }
 
 // bump records a change of the menu's configuration in tx: a new
-// revision, and a publish of it when the menu is on Discord.
+// revision, which the caller asks to publish when the menu is on Discord.
 func bump(ctx context.Context, tx pgx.Tx, m *menu) error {
 	err := tx.QueryRow(ctx, `UPDATE rolemenus SET revision = revision + 1 WHERE id = $1 RETURNING revision`, m.ID).Scan(&m.Revision)
 	if err != nil {

@@ -50,16 +50,12 @@ func (reportArgs) Kind() string { return "status_jobs_report" }
 // guild's jobs in Postgres.
 const cooldown = 10 * time.Second
 
-// tokenLife is how long an interaction token stays usable (15 min), less
-// a margin for the follow-up itself.
-const tokenLife = 14 * time.Minute
-
 // jobs is the fast path of /herald jobs: enqueue the report, answer
 // deferred and ephemeral.
 func jobs(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	userLocale, guildLocale := in.Locales()
 	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args: reportArgs{View: work.View{DeadlineAt: in.Received.Add(tokenLife)}, GuildID: in.GuildID,
+		Args: reportArgs{View: work.ReplyView(in.Received), GuildID: in.GuildID,
 			InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
 		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 	})

@@ -124,3 +124,10 @@ func deadline(job *rivertype.JobRow) (time.Time, bool) {
 type View struct {
 	DeadlineAt time.Time `json:"deadline"`
 }
+
+// ReplyView is the View of a job that answers the interaction received
+// at received: useful while its token lives, less a minute for the
+// follow-up itself.
+func ReplyView(received time.Time) View {
+	return View{DeadlineAt: received.Add(TokenLife - time.Minute)}
+}
