@@ -184,23 +184,22 @@ func (f *FastPath) checkContext(in *Interaction) (context.Context, context.Cance
 // if not. Landed work whose outbox row this delivery does not know is
 // swept after its hold.
 func (f *FastPath) ambiguous(in *Interaction, resp *discordgo.InteractionResponse, writeErr error, log *slog.Logger) (*discordgo.InteractionResponse, string) {
-	f.rollback(in)
 	ctx, cancel := f.checkContext(in)
 	defer cancel()
 	landed, err := false, errors.New("the handler wrote no ledger key to settle")
 	if len(in.keys) > 0 {
 		landed, err = work.Settle(ctx, f.o.DB, in.keys[0])
 	}
-	switch {
-	case err == nil && landed:
+	if err == nil && landed {
+		f.rollback(in)
 		log.Warn("writing the work failed but it is recorded: answering as done", "err", writeErr)
 		return resp, "routed"
-	case err == nil:
-		in.held, in.jobs = nil, 0
+	}
+	f.abandon(in)
+	if err == nil {
 		log.Warn("writing the work failed and nothing was recorded: refused as busy", "err", writeErr)
 		return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
 	}
-	in.held, in.jobs = nil, 0
 	log.Error("writing the work failed and the ledger cannot be read: outcome unconfirmed", "err", writeErr, "check", err)
 	return Ephemeral(in.Localizer.T("interaction.unconfirmed", nil)), "unconfirmed"
 }
@@ -213,8 +212,8 @@ func (f *FastPath) abandon(in *Interaction) {
 
 // rollback ends the handler's transaction, if any, within cleanupTimeout
 // and without holding up the answer: an uncommitted transaction can never
-// commit, and after a failed COMMIT the ledger decides. After a failed
-// COMMIT it only releases the connection.
+// commit; after a failed COMMIT, whose outcome the ledger decides, it only
+// releases the connection.
 func (f *FastPath) rollback(in *Interaction) {
 	if in.tx == nil {
 		return
