@@ -206,12 +206,7 @@ func listMembers(s *Server, rq *request) (any, *apiError) {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, compareSnowflakes)
-	out := []any{}
-	for _, id := range ids[:min(limit, len(ids))] {
-		out = append(out, s.st.renderMember(g.members[id]))
-	}
-	return out, nil
+	return s.st.renderMembers(g, ids, limit), nil
 }
 
 // searchMembers is Search Guild Members: the members whose username or
@@ -243,12 +238,18 @@ func searchMembers(s *Server, rq *request) (any, *apiError) {
 			ids = append(ids, id)
 		}
 	}
+	return s.st.renderMembers(g, ids, limit), nil
+}
+
+// renderMembers renders the first limit of the members ids, oldest
+// account first, as both member lists answer.
+func (s *state) renderMembers(g *guild, ids []string, limit int) []any {
 	slices.SortFunc(ids, compareSnowflakes)
 	out := []any{}
 	for _, id := range ids[:min(limit, len(ids))] {
-		out = append(out, s.st.renderMember(g.members[id]))
+		out = append(out, s.renderMember(g.members[id]))
 	}
-	return out, nil
+	return out
 }
 
 func compareSnowflakes(a, b string) int {
