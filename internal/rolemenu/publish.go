@@ -69,8 +69,8 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 		msg, err = w.discord.EditMessage(ctx, *m.ChannelID, *m.MessageID, rest.MessageEdit{Content: &content, Components: &components,
 			AllowedMentions: &discordgo.MessageAllowedMentions{}})
 	}
-	if missing(err) {
-		return w.markMissing(ctx, m, err)
+	if gone := missing(err); gone != "" {
+		return w.markMissing(ctx, m, gone)
 	}
 	if err != nil {
 		return err
@@ -82,13 +82,13 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 	if tag.RowsAffected() == 0 {
 		// The menu was deleted while this job posted it: nobody else knows
 		// the message, so it goes here.
-		if err := w.discord.DeleteMessage(ctx, msg.ChannelID, msg.ID, "role menu deleted"); err != nil && !missing(err) {
+		if err := w.discord.DeleteMessage(ctx, msg.ChannelID, msg.ID, "role menu deleted"); err != nil && missing(err) == "" {
 			return err
 		}
 		return nil
 	}
 	if m.StaleMessage != nil && m.StaleChannel != nil {
-		if err := w.discord.DeleteMessage(ctx, *m.StaleChannel, *m.StaleMessage, "role menu moved"); err != nil && !missing(err) {
+		if err := w.discord.DeleteMessage(ctx, *m.StaleChannel, *m.StaleMessage, "role menu moved"); err != nil && missing(err) == "" {
 			return err
 		}
 		if _, err := w.db.Exec(ctx, `UPDATE rolemenus SET stale_channel = NULL, stale_message = NULL WHERE id = $1`, m.ID); err != nil {
@@ -98,21 +98,25 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 	return nil
 }
 
-// missing reports Discord's Unknown Message or Unknown Channel.
-func missing(err error) bool {
+// missing names what Discord's Unknown Message (10008) or Unknown
+// Channel (10003) says is gone: "message", "channel", or "" for any
+// other outcome.
+func missing(err error) string {
 	var api *transport.APIError
-	return errors.As(err, &api) && (api.Code == 10008 || api.Code == 10003)
+	switch {
+	case !errors.As(err, &api):
+		return ""
+	case api.Code == 10008:
+		return "message"
+	case api.Code == 10003:
+		return "channel"
+	}
+	return ""
 }
 
 // markMissing records that the menu's message or channel is gone.
-func (w *publishWorker) markMissing(ctx context.Context, m *menu, cause error) error {
-	var api *transport.APIError
-	errors.As(cause, &api)
-	detail := "message"
-	if api.Code == 10003 {
-		detail = "channel"
-	}
-	_, err := w.db.Exec(ctx, `UPDATE rolemenus SET state = 'target_missing', state_detail = $2 WHERE id = $1`, m.ID, detail)
+func (w *publishWorker) markMissing(ctx context.Context, m *menu, gone string) error {
+	_, err := w.db.Exec(ctx, `UPDATE rolemenus SET state = 'target_missing', state_detail = $2 WHERE id = $1`, m.ID, gone)
 	return err
 }
 
@@ -186,7 +190,7 @@ type cleanupWorker struct {
 
 func (w *cleanupWorker) Work(ctx context.Context, j *river.Job[cleanupArgs]) error {
 	err := w.discord.DeleteMessage(ctx, j.Args.ChannelID, j.Args.MessageID, "role menu deleted")
-	if missing(err) {
+	if missing(err) != "" {
 		return nil
 	}
 	return err
