@@ -118,27 +118,27 @@ func (w *applyWorker) plan(ctx context.Context, guildID, userID string, batch []
 	member, err := w.discord.Member(ctx, guildID, userID)
 	var api *transport.APIError
 	if errors.As(err, &api) && api.Class() == transport.NotFound {
-		member = nil // they left: nothing to change, the replies say so
-	} else if err != nil {
+		// They left: nothing to change, the replies say so.
+		return p, w.store(ctx, guildID, userID, batch, p)
+	}
+	if err != nil {
 		return nil, err
 	}
 	g, err := w.snapshot(ctx, guildID)
 	if err != nil {
 		return nil, err
 	}
-	if member != nil {
-		temporary, err := w.desire(ctx, guildID, member.Roles, batch, p)
-		if err != nil {
-			return nil, err
-		}
-		p.check(g)
-		for _, r := range p.Add {
-			if secs := temporary[r]; secs > 0 {
-				if p.Expires == nil {
-					p.Expires = map[string]time.Time{}
-				}
-				p.Expires[r] = time.Now().Add(time.Duration(secs) * time.Second).Truncate(time.Second)
+	temporary, err := w.desire(ctx, guildID, member.Roles, batch, p)
+	if err != nil {
+		return nil, err
+	}
+	p.check(g)
+	for _, r := range p.Add {
+		if secs := temporary[r]; secs > 0 {
+			if p.Expires == nil {
+				p.Expires = map[string]time.Time{}
 			}
+			p.Expires[r] = time.Now().Add(time.Duration(secs) * time.Second).Truncate(time.Second)
 		}
 	}
 	return p, w.store(ctx, guildID, userID, batch, p)
