@@ -32,6 +32,7 @@ import (
 	"github.com/herald-bot/herald/internal/rolemenu"
 	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
+	"github.com/herald-bot/herald/internal/tickets"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/locales"
 )
@@ -41,6 +42,7 @@ func Features() []feature.Feature {
 	return []feature.Feature{
 		status.Feature(),
 		rolemenu.Feature(),
+		tickets.Feature(),
 	}
 }
 

@@ -76,19 +76,19 @@ func (w *hogWorker) Work(ctx context.Context, _ *river.Job[hogArgs]) error {
 	return nil
 }
 
-// tickets is a test feature: "Open ticket" saves a row and enqueues a
+// desk is a test feature: "Open ticket" saves a row and enqueues a
 // note in the fast-path transaction; "boom" fails after writing, "panic"
 // panics; "hog" starts a job that exhausts the job pool.
-type tickets struct {
+type desk struct {
 	worker    *noteWorker
 	hog       *hogWorker
 	mu        sync.Mutex
 	delivered *discordgo.Interaction
 }
 
-func (f *tickets) feature() feature.Feature {
-	return feature.Feature{Name: "tickets", Build: func(k feature.Kit) error {
-		k.Routes.Component("tickets:1:open", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+func (f *desk) feature() feature.Feature {
+	return feature.Feature{Name: "desk", Build: func(k feature.Kit) error {
+		k.Routes.Component("desk:1:open", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			f.mu.Lock()
 			f.delivered = in.Interaction
 			f.mu.Unlock()
@@ -103,7 +103,7 @@ func (f *tickets) feature() feature.Feature {
 				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
 			return interaction.Deferred(true), err
 		})
-		k.Routes.Component("tickets:1:boom", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+		k.Routes.Component("desk:1:boom", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			tx, err := in.Tx(ctx)
 			if err != nil {
 				return nil, err
@@ -113,10 +113,10 @@ func (f *tickets) feature() feature.Feature {
 			}
 			return nil, errors.New("database down")
 		})
-		k.Routes.Component("tickets:1:panic", func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+		k.Routes.Component("desk:1:panic", func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			panic("a bug")
 		})
-		k.Routes.Component("tickets:1:hog", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+		k.Routes.Component("desk:1:hog", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			return interaction.DeferredUpdate(), in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: hogArgs{},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Events)}})
 		})
@@ -127,9 +127,9 @@ func (f *tickets) feature() feature.Feature {
 	}}
 }
 
-func start(t *testing.T, opts ...heraldtest.Option) (*heraldtest.Herald, *tickets, *discordgo.Message) {
+func start(t *testing.T, opts ...heraldtest.Option) (*heraldtest.Herald, *desk, *discordgo.Message) {
 	t.Helper()
-	f := &tickets{worker: &noteWorker{ran: make(chan bool, 4)}, hog: &hogWorker{holding: make(chan int, 1), release: make(chan struct{})}}
+	f := &desk{worker: &noteWorker{ran: make(chan bool, 4)}, hog: &hogWorker{holding: make(chan int, 1), release: make(chan struct{})}}
 	h := heraldtest.New(t, append(opts, heraldtest.WithFeatures(f.feature()))...)
 	t.Cleanup(func() { close(f.hog.release) })
 	f.worker.sim = h.Sim.Server
@@ -152,7 +152,7 @@ func count(t *testing.T, h *heraldtest.Herald, query string, args ...any) int {
 func TestAnswersBeforeWorkAndIgnoresReplays(t *testing.T) {
 	t.Parallel()
 	h, f, msg := start(t)
-	in := h.As("dave").Click(msg, "tickets:1:open")
+	in := h.As("dave").Click(msg, "desk:1:open")
 	if acked := <-f.worker.ran; !acked {
 		t.Fatal("the job ran before the interaction was answered")
 	}
@@ -190,7 +190,7 @@ func TestAnswersBeforeWorkAndIgnoresReplays(t *testing.T) {
 func TestFailingHandlersChangeNothing(t *testing.T) {
 	t.Parallel()
 	h, _, msg := start(t)
-	for _, id := range []string{"tickets:1:boom", "tickets:1:panic"} {
+	for _, id := range []string{"desk:1:boom", "desk:1:panic"} {
 		if got := h.As("carol").Locale("fr").Click(msg, id).Reply(); !strings.Contains(got.Content, "Un problème") {
 			t.Errorf("%s answered %q", id, got.Content)
 		}
@@ -201,7 +201,7 @@ func TestFailingHandlersChangeNothing(t *testing.T) {
 	if !strings.Contains(h.Logs(), "handler panicked: a bug") {
 		t.Error("the panic was not logged")
 	}
-	if h.As("carol").Click(msg, "tickets:1:open").Ack().AckType == 0 {
+	if h.As("carol").Click(msg, "desk:1:open").Ack().AckType == 0 {
 		t.Error("herald stopped answering after a panic")
 	}
 }
@@ -214,9 +214,9 @@ func TestUnknownControlsAreAnsweredAsOutdated(t *testing.T) {
 	before := len(h.Sim.Requests())
 	for _, tc := range []struct{ customID, locale, want string }{
 		{"not a herald id", "de", "nicht mehr aktuell"},
-		{"tickets:2:open", "fr", "plus à jour"}, // a version herald does not have
+		{"desk:2:open", "fr", "plus à jour"}, // a version herald does not have
 		{"rolemenu:1:pick:1:2", "ko", "더 이상"},   // a feature that is not there
-		{"tickets:01:open", "en-US", "out of date"},
+		{"desk:01:open", "en-US", "out of date"},
 	} {
 		got := h.As("bob").Locale(tc.locale).Click(msg, tc.customID).Reply()
 		if !strings.Contains(got.Content, tc.want) || got.Flags&discordgo.MessageFlagsEphemeral == 0 {
@@ -240,7 +240,7 @@ func TestTimeoutsAreCounted(t *testing.T) {
 	t.Parallel()
 	h, _, msg := start(t)
 	h.Sim.SetFault(sim.Fault{Route: "POST /interactions/{interaction_id}/{interaction_token}/callback", LatencyMS: 3500})
-	h.As("bob").Click(msg, "tickets:9:gone")
+	h.As("bob").Click(msg, "desk:9:gone")
 	h.Eventually("timeout counted", func() bool {
 		m := h.Metrics()
 		return strings.Contains(m, "herald_interaction_timeouts_total 1") &&
@@ -267,11 +267,11 @@ func grep(page string, words ...string) string {
 func TestFastPathDoesNotWaitBehindJobs(t *testing.T) {
 	t.Parallel()
 	h, f, msg := start(t)
-	h.As("alice").Click(msg, "tickets:1:hog").Ack()
+	h.As("alice").Click(msg, "desk:1:hog").Ack()
 	if n := <-f.hog.holding; n == 0 {
 		t.Fatal("the hog got no connection")
 	}
-	in := h.As("dave").Click(msg, "tickets:1:open")
+	in := h.As("dave").Click(msg, "desk:1:open")
 	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) || *st.AckLatencyMS > 3000 {
 		t.Errorf("with the job pool exhausted the click was answered %+v", st)
 	}
@@ -287,7 +287,7 @@ func TestLostCommitThatLandedIsAnsweredAsDone(t *testing.T) {
 	t.Parallel()
 	h, f, msg := start(t, heraldtest.WithDatabaseProxy())
 	h.DBProxy.CutAfterIn([]byte(app.FastPathPool), []byte("commit"))
-	in := h.As("dave").Click(msg, "tickets:1:open")
+	in := h.As("dave").Click(msg, "desk:1:open")
 	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
 		t.Fatalf("answered with type %d, want the handler's deferred answer", st.AckType)
 	}
@@ -307,7 +307,7 @@ func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) {
 	t.Parallel()
 	h, _, msg := start(t, heraldtest.WithDatabaseProxy())
 	h.DBProxy.Hold()
-	busy := h.As("dave").Locale("de").Click(msg, "tickets:1:open")
+	busy := h.As("dave").Locale("de").Click(msg, "desk:1:open")
 	if reply := busy.Reply(); !strings.Contains(reply.Content, "beschäftigt") {
 		t.Errorf("answer = %q, want the German busy note", reply.Content)
 	}
@@ -315,7 +315,7 @@ func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) {
 		t.Errorf("answered after %.0f ms", *st.AckLatencyMS)
 	}
 	h.DBProxy.Release()
-	if st := h.As("dave").Click(msg, "tickets:1:open").Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
+	if st := h.As("dave").Click(msg, "desk:1:open").Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
 		t.Errorf("after the partition healed: answered %+v", st)
 	}
 	if n := count(t, h, `SELECT count(*) FROM interaction_ledger WHERE event_id = $1 AND NOT refused`, busy.ID); n != 0 {
@@ -329,7 +329,7 @@ func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) {
 func TestInteractionsOlderThanDiscordsWindowAreNotAnswered(t *testing.T) {
 	t.Parallel()
 	h, f, msg := start(t)
-	h.As("dave").Click(msg, "tickets:1:open")
+	h.As("dave").Click(msg, "desk:1:open")
 	<-f.worker.ran
 	f.mu.Lock()
 	late := *f.delivered

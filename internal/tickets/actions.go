@@ -1,0 +1,113 @@
+package tickets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/interaction"
+)
+
+// actionArgs is a staff action's event job: the change on Discord, then
+// the message that tells the ticket about it.
+type actionArgs struct {
+	TicketID int64  `json:"ticket_id"`
+	Action   string `json:"action"` // claim, unclaim, add, remove, transfer, rename, close_request, reopen
+	ActorID  string `json:"actor_id"`
+	TargetID string `json:"target_id,omitempty"`
+	Name     string `json:"name,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+func (actionArgs) Kind() string { return "tickets_action" }
+
+type actionWorker struct {
+	river.WorkerDefaults[actionArgs]
+	*deps
+}
+
+// Work is safe to run again: each change leaves Discord as one run does,
+// and the message's nonce is the job's.
+func (w *actionWorker) Work(ctx context.Context, j *river.Job[actionArgs]) error {
+	a := j.Args
+	t, err := loadTicket(ctx, w.db, a.TicketID)
+	if errors.Is(err, errNoTicket) {
+		return nil
+	}
+	if err != nil || t.ChannelID == nil {
+		return err
+	}
+	ch := *t.ChannelID
+	reason := fmt.Sprintf("ticket #%d: %s", t.Number, a.Action)
+	switch a.Action {
+	case "add":
+		if t.Mode == "thread" {
+			err = w.discord.AddThreadMember(ctx, ch, a.TargetID)
+		} else {
+			err = w.discord.SetOverwrite(ctx, ch, rest.Overwrite{ID: a.TargetID, Type: discordgo.PermissionOverwriteTypeMember, Allow: memberAllow}, reason)
+		}
+	case "remove":
+		if t.Mode == "thread" {
+			err = w.discord.RemoveThreadMember(ctx, ch, a.TargetID)
+		} else {
+			err = w.discord.DeleteOverwrite(ctx, ch, a.TargetID, reason)
+		}
+		if apiCode(err) == 10007 {
+			err = nil // not in the thread: removed all the same
+		}
+	case "rename":
+		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Name: &a.Name}, reason)
+	case "reopen":
+		no := false
+		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Archived: &no, Locked: &no}, reason)
+	}
+	if gone(err) {
+		return nil // the ticket's channel was deleted; its delete event closes it
+	}
+	if err != nil {
+		return err
+	}
+	msg, err := w.message(t, a)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	msg.Nonce = "ta" + strconv.FormatInt(j.ID, 10)
+	_, err = w.discord.CreateMessage(ctx, ch, msg)
+	if gone(err) {
+		return nil
+	}
+	return err
+}
+
+// message is what the ticket is told, in the ticket's language, pinging
+// only the member it concerns.
+func (w *actionWorker) message(t *ticket, a actionArgs) (rest.NewMessage, error) {
+	loc := w.catalog.For(t.GuildLocale, t.Locale)
+	vars := map[string]any{"Actor": userMention(a.ActorID), "Member": userMention(a.TargetID), "Name": a.Name,
+		"Opener": userMention(t.OpenerID), "Reason": a.Reason}
+	m := rest.NewMessage{Content: loc.T("tickets.event."+a.Action, vars), AllowedMentions: &discordgo.MessageAllowedMentions{}}
+	switch a.Action {
+	case "add", "transfer":
+		m.AllowedMentions.Users = []string{a.TargetID}
+	case "close_request":
+		if a.Reason != "" {
+			m.Content += "\n" + loc.T("tickets.event.reason", vars)
+		}
+		m.Content += "\n" + loc.T("tickets.event.close_request_auto", map[string]any{"When": fmt.Sprintf("<t:%d:R>", time.Now().Add(w.grace).Unix())})
+		m.AllowedMentions.Users = []string{t.OpenerID}
+		id, err := interaction.FillID(confirmID, strconv.FormatInt(t.ID, 10))
+		if err != nil {
+			return m, err
+		}
+		m.Components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: loc.T("tickets.confirm_button", nil), Style: discordgo.DangerButton, CustomID: id},
+		}}}
+	}
+	return m, nil
+}

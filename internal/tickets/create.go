@@ -1,0 +1,361 @@
+package tickets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// openArgs is a ticket's open job: create its thread or channel, post the
+// welcome message, and fill the member's deferred reply.
+type openArgs struct {
+	TicketID int64 `json:"ticket_id"`
+	// ParentID is where thread mode starts the private thread.
+	ParentID   string `json:"parent_id"`
+	OpenerName string `json:"opener_name"`
+}
+
+func (openArgs) Kind() string { return "tickets_open" }
+
+type openWorker struct {
+	river.WorkerDefaults[openArgs]
+	*deps
+}
+
+// failure is a reason a ticket could not be opened, as a locale key under
+// tickets.fail, with the permission it names.
+type failure struct {
+	Key        string
+	Permission string
+}
+
+func (f *failure) Error() string { return "tickets: open failed: " + f.Key }
+
+// Permissions a ticket's members get on its channel in channel mode.
+const memberAllow = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages | discordgo.PermissionReadMessageHistory |
+	discordgo.PermissionAttachFiles | discordgo.PermissionEmbedLinks
+
+func (w *openWorker) Work(ctx context.Context, j *river.Job[openArgs]) error {
+	t, err := loadTicket(ctx, w.db, j.Args.TicketID)
+	if errors.Is(err, errNoTicket) {
+		return nil
+	}
+	if err != nil || t.Status != "opening" && t.Status != "open" {
+		return err
+	}
+	s, err := loadSettings(ctx, w.db, t.GuildID)
+	if errors.Is(err, errNoSettings) {
+		return w.fail(ctx, t, &failure{Key: "not_setup"})
+	}
+	if err != nil {
+		return err
+	}
+	if err := w.create(ctx, j, s, t); err != nil {
+		var f *failure
+		if errors.As(err, &f) || j.Attempt >= j.MaxAttempts {
+			if f == nil {
+				f = &failure{Key: "retries_exhausted"}
+			}
+			return w.fail(ctx, t, f)
+		}
+		return err
+	}
+	loc := w.catalog.For(t.Locale, t.GuildLocale)
+	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: t.InteractionID, Key: "tickets-open",
+		Content: loc.T("tickets.opened", map[string]any{"Channel": channelMention(*t.ChannelID), "Number": t.Number})})
+	if errors.Is(err, work.ErrTokenExpired) {
+		return nil // the ticket is open; only the reply is lost
+	}
+	return err
+}
+
+// create makes the ticket's thread or channel (once: its id is recorded
+// before anything else happens) and posts the welcome message, then marks
+// the ticket open. Errors Discord gives for good become a *failure.
+func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *settings, t *ticket) error {
+	if t.ChannelID == nil {
+		name := ticketName(s.Naming, j.Args.OpenerName, t.Number)
+		var id string
+		var err error
+		if t.Mode == "thread" {
+			id, err = w.createThread(ctx, j.Args.ParentID, name, t)
+		} else {
+			id, err = w.createChannel(ctx, s, t, name)
+		}
+		if err != nil {
+			return classify(err, t.Mode)
+		}
+		if _, err := w.db.Exec(ctx, `UPDATE tickets SET channel_id = $2 WHERE id = $1`, t.ID, id); err != nil {
+			return err
+		}
+		t.ChannelID = &id
+	}
+	if t.Status == "open" {
+		return nil
+	}
+	if t.Mode == "thread" {
+		if err := w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID); err != nil {
+			return classify(err, t.Mode)
+		}
+	}
+	if err := w.welcome(ctx, s, t); err != nil {
+		return classify(err, t.Mode)
+	}
+	tx, err := w.db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', last_activity_at = now() WHERE id = $1 AND status = 'opening'`, t.ID); err != nil {
+		return err
+	}
+	if s.InactivitySecs > 0 {
+		at := time.Now().Add(time.Duration(s.InactivitySecs) * time.Second)
+		if err := insertTx(ctx, tx, t.GuildID, autoCloseJob(t.ID, ruleInactivity, at)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// classify turns what Discord refuses for good into a failure the member
+// is told about; anything else is retried.
+func classify(err error, mode string) error {
+	var api *transport.APIError
+	if !errors.As(err, &api) {
+		return err
+	}
+	perm := "Manage Channels"
+	if mode == "thread" {
+		perm = "Create Private Threads"
+	}
+	switch {
+	case api.Code == 30013:
+		return &failure{Key: "guild_full"}
+	case api.Class() == transport.Permission:
+		return &failure{Key: "needs_permission", Permission: perm}
+	case api.Class() == transport.NotFound:
+		return &failure{Key: "channel_missing"}
+	case api.Class() == transport.Invalid:
+		return &failure{Key: "invalid"}
+	}
+	return err
+}
+
+// fail marks the ticket failed with the reason, deletes what was made of
+// it, and tells the member why.
+func (w *openWorker) fail(ctx context.Context, t *ticket, f *failure) error {
+	if t.ChannelID != nil {
+		err := w.discord.DeleteChannel(ctx, *t.ChannelID, "ticket could not be opened")
+		if err != nil && !gone(err) {
+			return err
+		}
+	}
+	if _, err := w.db.Exec(ctx, `UPDATE tickets SET status = 'failed', fail_reason = $2, channel_id = NULL WHERE id = $1`, t.ID, f.Key); err != nil {
+		return err
+	}
+	loc := w.catalog.For(t.Locale, t.GuildLocale)
+	reason := loc.T("tickets.fail."+f.Key, map[string]any{"Permission": f.Permission})
+	_, err := w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: t.InteractionID, Key: "tickets-open",
+		Content: loc.T("tickets.open_failed", map[string]any{"Reason": reason})})
+	if errors.Is(err, work.ErrTokenExpired) {
+		return nil
+	}
+	return err
+}
+
+// createThread starts the ticket's private thread, which only its members
+// and moderators see; the opener is added next.
+func (w *openWorker) createThread(ctx context.Context, parentID, name string, t *ticket) (string, error) {
+	invitable := false
+	th, err := w.discord.CreateThread(ctx, parentID, rest.NewThread{Name: name, Type: discordgo.ChannelTypeGuildPrivateThread,
+		AutoArchiveDuration: 10080, Invitable: &invitable}, fmt.Sprintf("ticket #%d", t.Number))
+	if err != nil {
+		return "", err
+	}
+	return th.ID, nil
+}
+
+// channelTopic marks a ticket's channel, so a retry whose create answer
+// was lost finds the channel instead of making a second one.
+func channelTopic(t *ticket) string {
+	return fmt.Sprintf("#%d · %s", t.Number, userMention(t.OpenerID))
+}
+
+// createChannel makes the ticket's channel, visible to its opener, the
+// support role and herald only, in the first of the guild's ticket
+// categories with room.
+func (w *openWorker) createChannel(ctx context.Context, s *settings, t *ticket, name string) (string, error) {
+	chans, err := w.discord.GuildChannels(ctx, t.GuildID)
+	if err != nil {
+		return "", err
+	}
+	topic := channelTopic(t)
+	for _, c := range chans {
+		if c.Topic == topic {
+			return c.ID, nil
+		}
+	}
+	if len(chans) >= maxGuildChannels {
+		return "", &failure{Key: "guild_full"}
+	}
+	parent := ""
+	if s.CategoryID != nil {
+		if parent, err = w.category(ctx, s, t.GuildID, chans); err != nil {
+			return "", err
+		}
+	}
+	ch, err := w.discord.CreateChannel(ctx, t.GuildID, rest.NewChannel{Name: name, Type: discordgo.ChannelTypeGuildText, Topic: topic,
+		ParentID: parent, Overwrites: []rest.Overwrite{
+			{ID: t.GuildID, Type: discordgo.PermissionOverwriteTypeRole, Deny: discordgo.PermissionViewChannel},
+			{ID: s.SupportRole, Type: discordgo.PermissionOverwriteTypeRole, Allow: memberAllow},
+			{ID: t.OpenerID, Type: discordgo.PermissionOverwriteTypeMember, Allow: memberAllow},
+			{ID: w.botID, Type: discordgo.PermissionOverwriteTypeMember, Allow: memberAllow},
+		}}, fmt.Sprintf("ticket #%d", t.Number))
+	var api *transport.APIError
+	if parent != "" && errors.As(err, &api) && api.Code == 50035 {
+		// Another ticket took the category's last place since it was
+		// counted: the retry counts again (no %w, so it is not a failure).
+		return "", fmt.Errorf("tickets: category %s filled meanwhile (%v)", parent, err)
+	}
+	if err != nil {
+		return "", err
+	}
+	return ch.ID, nil
+}
+
+// Discord's caps: channels in a guild (categories included) and in one
+// category.
+const (
+	maxGuildChannels    = 500
+	maxCategoryChildren = 50
+)
+
+// category picks the first of the guild's ticket categories — the one
+// configured, then the overflow ones herald made — with room for another
+// channel, and makes a new overflow category when all are full.
+func (w *openWorker) category(ctx context.Context, s *settings, guildID string, chans []*discordgo.Channel) (string, error) {
+	byID := map[string]*discordgo.Channel{}
+	children := map[string]int{}
+	for _, c := range chans {
+		byID[c.ID] = c
+		if c.ParentID != "" {
+			children[c.ParentID]++
+		}
+	}
+	base := byID[*s.CategoryID]
+	if base == nil || base.Type != discordgo.ChannelTypeGuildCategory {
+		return "", &failure{Key: "category_missing"}
+	}
+	rows, err := w.db.Query(ctx, `SELECT category_id FROM ticket_categories WHERE guild_id = $1 ORDER BY position`, guildID)
+	if err != nil {
+		return "", err
+	}
+	overflow, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	candidates := []string{base.ID}
+	for _, id := range overflow {
+		if byID[id] != nil {
+			candidates = append(candidates, id)
+		}
+	}
+	for _, id := range candidates {
+		if children[id] < maxCategoryChildren {
+			return id, nil
+		}
+	}
+	name := fmt.Sprintf("%s %d", base.Name, len(candidates)+1)
+	cat := findCategory(chans, name)
+	if cat == nil {
+		// The new category and the ticket's channel both count.
+		if len(chans)+2 > maxGuildChannels {
+			return "", &failure{Key: "guild_full"}
+		}
+		if cat, err = w.discord.CreateChannel(ctx, guildID, rest.NewChannel{Name: name, Type: discordgo.ChannelTypeGuildCategory,
+			Overwrites: []rest.Overwrite{{ID: guildID, Type: discordgo.PermissionOverwriteTypeRole, Deny: discordgo.PermissionViewChannel}}},
+			"ticket categories are full"); err != nil {
+			return "", err
+		}
+	}
+	if _, err := w.db.Exec(ctx, `INSERT INTO ticket_categories (guild_id, category_id, position) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, guildID, cat.ID, len(candidates)); err != nil {
+		return "", err
+	}
+	return cat.ID, nil
+}
+
+// findCategory finds the category named name: an overflow category an
+// earlier attempt made before its answer was lost.
+func findCategory(chans []*discordgo.Channel, name string) *discordgo.Channel {
+	for _, c := range chans {
+		if c.Type == discordgo.ChannelTypeGuildCategory && c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// welcome posts the ticket's first message: who opened it, its topic,
+// the guild's welcome text, and the Close and Claim buttons. Its nonce
+// makes a retry find the message instead of posting a second.
+func (w *openWorker) welcome(ctx context.Context, s *settings, t *ticket) error {
+	loc := w.catalog.For(t.GuildLocale, t.Locale)
+	lines := []string{loc.T("tickets.welcome", map[string]any{"Opener": userMention(t.OpenerID), "Number": t.Number,
+		"Support": roleMention(s.SupportRole)})}
+	if t.Topic != "" {
+		lines = append(lines, loc.T("tickets.welcome_topic", map[string]any{"Topic": t.Topic}))
+	}
+	if s.Welcome != "" {
+		lines = append(lines, s.Welcome)
+	}
+	buttons, err := ticketButtons(loc, t.ID)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	_, err = w.discord.CreateMessage(ctx, *t.ChannelID, rest.NewMessage{Content: strings.Join(lines, "\n\n"), Components: buttons,
+		AllowedMentions: &discordgo.MessageAllowedMentions{Users: []string{t.OpenerID}, Roles: []string{s.SupportRole}},
+		Nonce:           fmt.Sprintf("tw%d", t.ID)})
+	return err
+}
+
+// ticketName follows the guild's naming scheme within Discord's channel
+// name rules (lower case, no spaces, at most 100 characters).
+func ticketName(scheme, username string, number int) string {
+	n := fmt.Sprintf("%04d", number)
+	if scheme != "username" {
+		return "ticket-" + n
+	}
+	if u := channelName(username); u != "" {
+		return truncate(u, 90) + "-" + n
+	}
+	return "ticket-" + n
+}
+
+// channelName reduces s to what Discord keeps in a text channel's name:
+// lower-case letters, digits, '-' and '_', spaces as '-'.
+func channelName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-':
+			b.WriteRune(r)
+		case unicode.IsSpace(r):
+			b.WriteRune('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}

@@ -1,0 +1,117 @@
+package tickets
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// open is the fast path of a panel's button. Under the member's lock —
+// a transaction-scoped advisory lock, so a double click waits for the
+// first click's commit — it checks the ticket being opened, the limit and
+// the cooldown, records the ticket and enqueues its open job, all in one
+// transaction: two clicks can never both pass the checks.
+func (d *deps) open(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+	panelID, err1 := strconv.ParseInt(in.Vars["panel"], 10, 64)
+	topicID, err2 := strconv.ParseInt(in.Vars["topic"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return say(in, "gone_panel", nil), nil
+	}
+	p, err := loadPanel(ctx, d.db, panelID)
+	if errors.Is(err, errNoPanel) || err == nil && p.GuildID != in.GuildID {
+		return say(in, "gone_panel", nil), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var topicLabel string
+	if topicID != 0 {
+		t, ok := p.topic(topicID)
+		if !ok {
+			return say(in, "gone_panel", nil), nil
+		}
+		topicLabel = t.Label
+	}
+	tx, err := in.Tx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := loadSettings(ctx, tx, in.GuildID)
+	if errors.Is(err, errNoSettings) {
+		return say(in, "not_ready", nil), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	user := in.UserID()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "tickets:"+in.GuildID+":"+user); err != nil {
+		return nil, fmt.Errorf("tickets: member lock: %w", err)
+	}
+	var st struct {
+		open             int
+		opening, replay  bool
+		newest           *string
+		cooldownLeftSecs float64
+	}
+	err = tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status IN ('opening', 'open')),
+			COALESCE(bool_or(status = 'opening'), false), COALESCE(bool_or(interaction_id = $3), false),
+			(array_agg(channel_id ORDER BY opened_at DESC) FILTER (WHERE status = 'open'))[1],
+			COALESCE(EXTRACT(EPOCH FROM max(opened_at) FILTER (WHERE status <> 'failed') + make_interval(secs => $4) - now()), 0)
+		FROM tickets WHERE guild_id = $1 AND opener_id = $2`, in.GuildID, user, in.ID, s.CooldownSecs).
+		Scan(&st.open, &st.opening, &st.replay, &st.newest, &st.cooldownLeftSecs)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: member's tickets: %w", err)
+	}
+	switch {
+	case st.replay:
+		// Discord delivered this click again after its ticket was recorded.
+		return nil, interaction.ErrReplay
+	case st.opening:
+		return say(in, "opening_already", nil), nil
+	case st.open >= s.MaxOpen:
+		where := ""
+		if st.newest != nil {
+			where = channelMention(*st.newest)
+		}
+		return say(in, "limit", map[string]any{"Limit": s.MaxOpen, "Ticket": where}), nil
+	case st.cooldownLeftSecs > 0:
+		return say(in, "wait", map[string]any{"Seconds": int(math.Ceil(st.cooldownLeftSecs))}), nil
+	}
+	var number int
+	if err := tx.QueryRow(ctx, `UPDATE ticket_settings SET next_number = next_number + 1 WHERE guild_id = $1 RETURNING next_number - 1`,
+		in.GuildID).Scan(&number); err != nil {
+		return nil, fmt.Errorf("tickets: number: %w", err)
+	}
+	userLocale, guildLocale := in.Locales()
+	var id int64
+	if err := tx.QueryRow(ctx, `INSERT INTO tickets (guild_id, number, opener_id, topic, mode, interaction_id, locale, guild_locale)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, in.GuildID, number, user, topicLabel, s.Mode, in.ID,
+		userLocale, guildLocale).Scan(&id); err != nil {
+		return nil, fmt.Errorf("tickets: record ticket: %w", err)
+	}
+	name := ""
+	if in.Member.User != nil {
+		name = in.Member.User.Username
+	}
+	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+		Args:       openArgs{TicketID: id, ParentID: cmp.Or(deref(s.ChannelID), p.ChannelID), OpenerName: name},
+		InsertOpts: &river.InsertOpts{Queue: string(work.Events)},
+	})
+	return interaction.Deferred(true), err
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,146 @@
+// Package tickets is herald's support tickets: a panel with an "Open
+// ticket" button (one per topic), a private thread or channel per ticket
+// shared by its opener and the support role, staff commands inside it,
+// and a close that keeps a transcript.
+//
+//   - /tickets configures a guild and publishes panels; a panel is kept in
+//     sync with its saved revision (the sync intent, as role menus are).
+//   - A click on a panel takes the member's lock, checks their open-ticket
+//     limit and cooldown and records the ticket in the fast path's
+//     transaction, so a double click or a replay opens exactly one
+//     ticket; the open job creates the thread or channel (overflow
+//     categories past Discord's 50 per category), posts the welcome
+//     message and fills the member's deferred reply with a link.
+//   - Every message herald posts in a ticket is an event job with a nonce
+//     of its own, never merged, never posted twice.
+//   - Closing is a durable event job of resumable steps (closing message,
+//     transcript, upload, DM, archive or delete); each step's checkpoint
+//     is committed with its result, so a restart resumes where it stopped.
+//   - Auto-close (inactivity, opener left) runs as scheduled jobs that
+//     warn first and survive restarts.
+//
+// Custom IDs carry only ids; everything else is looked up, so panels and
+// ticket buttons keep working across restarts.
+package tickets
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Custom-ID patterns of panels and of the buttons in a ticket.
+const (
+	openID    = "tickets:1:open:{panel}:{topic}"
+	closeID   = "tickets:1:close:{ticket}"
+	claimID   = "tickets:1:claim:{ticket}"
+	confirmID = "tickets:1:confirm:{ticket}"
+)
+
+// clickLimit refuses button spam before it reaches Postgres; the real
+// guard against duplicate tickets is the member's lock.
+var clickLimit = interaction.Limit(5, 10*time.Second)
+
+// grace is how long a warned ticket waits before auto-close, and how long
+// a close request waits for the opener.
+var grace = config.Var{
+	Setting: config.Setting{Key: "HERALD_TICKETS_GRACE", Default: "1h",
+		Help: "how long tickets wait after an auto-close warning or a close request before they close"},
+	Parse: func(v string) (any, error) {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 7*24*time.Hour {
+			return nil, fmt.Errorf("must be a duration from 1s to 168h, got %q", v)
+		}
+		return d, nil
+	},
+}
+
+// Feature declares tickets.
+func Feature() feature.Feature {
+	return feature.Feature{Name: "tickets", Commands: commands.Tickets, Settings: []config.Var{grace}, Build: build}
+}
+
+// deps is what the handlers and jobs share.
+type deps struct {
+	db        *pgxpool.Pool
+	discord   *rest.Client
+	followups *followup.Sender
+	catalog   *i18n.Catalog
+	log       *slog.Logger
+	botID     string
+	grace     time.Duration
+}
+
+func build(k feature.Kit) error {
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Config.DiscordAppID}
+	// A configuration loaded without the features' settings (some tests
+	// of the app itself) gets the default.
+	g := k.Config.Var(grace.Key)
+	if g == nil {
+		var err error
+		if g, err = grace.Parse(grace.Default); err != nil {
+			return err
+		}
+	}
+	d.grace = g.(time.Duration)
+	k.Routes.Route("/tickets", func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild))
+		r.Command("/setup", d.setup)
+		r.Command("/settings", d.settings)
+		r.Command("/panel", d.panel)
+		r.Command("/topic/add", d.topicAdd)
+		r.Command("/topic/remove", d.topicRemove)
+		r.Command("/stats", d.stats)
+		r.Autocomplete("/topic/add", d.autocompletePanel)
+		r.Autocomplete("/topic/remove", d.autocompletePanel)
+	})
+	k.Routes.Route("/ticket", func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly)
+		r.Command("/close", d.closeCommand)
+		r.Command("/close-request", d.closeRequest)
+		r.Command("/claim", d.claim)
+		r.Command("/unclaim", d.unclaim)
+		r.Command("/add", d.addMember)
+		r.Command("/remove", d.removeMember)
+		r.Command("/transfer", d.transfer)
+		r.Command("/rename", d.rename)
+		r.Command("/transcript", d.transcript)
+		r.Command("/reopen", d.reopen)
+		r.Command("/info", d.info)
+	})
+	k.Routes.Group(func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly, clickLimit)
+		r.Component(openID, d.open)
+		r.Component(closeID, d.closeButton)
+		r.Component(claimID, d.claimButton)
+		r.Component(confirmID, d.confirmClose)
+	})
+	work.Register(k.Jobs, &panelWorker{deps: d})
+	work.Register(k.Jobs, &openWorker{deps: d})
+	work.Register(k.Jobs, &actionWorker{deps: d})
+	work.Register(k.Jobs, &closeWorker{deps: d})
+	work.Register(k.Jobs, &transcriptWorker{deps: d})
+	work.Register(k.Jobs, &autoCloseWorker{deps: d})
+	work.Register(k.Jobs, &statsWorker{deps: d})
+	work.Register(k.Jobs, &sweepWorker{deps: d})
+	k.Jobs.Periodic(sweepJob())
+	k.Events.On(d.onMessageCreate)
+	k.Events.On(d.onThreadCreate)
+	k.Events.On(d.onMemberRemove)
+	k.Events.On(d.onChannelDelete)
+	k.Events.On(d.onThreadDelete)
+	k.Events.On(d.onMessageDelete)
+	return nil
+}

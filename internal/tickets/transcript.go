@@ -1,0 +1,177 @@
+package tickets
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/herald-bot/herald/internal/i18n"
+)
+
+// transcript is a ticket's conversation, rendered twice: HTML to read in
+// a browser and plain text to search.
+type transcript struct {
+	HTML     string
+	Plain    string
+	Messages int
+	LogURL   string
+}
+
+var errNoTranscript = errors.New("tickets: no transcript")
+
+func loadTranscript(ctx context.Context, q querier, ticketID int64) (*transcript, error) {
+	tr := &transcript{}
+	err := q.QueryRow(ctx, `SELECT html, plain, messages, log_url FROM ticket_transcripts WHERE ticket_id = $1`, ticketID).
+		Scan(&tr.HTML, &tr.Plain, &tr.Messages, &tr.LogURL)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errNoTranscript
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tickets: read transcript: %w", err)
+	}
+	return tr, nil
+}
+
+// files are the transcript's attachments for an upload.
+func (tr *transcript) files(t *ticket) []*discordgo.File {
+	name := fmt.Sprintf("ticket-%04d", t.Number)
+	return []*discordgo.File{
+		{Name: name + ".html", ContentType: "text/html; charset=utf-8", Reader: strings.NewReader(tr.HTML)},
+		{Name: name + ".txt", ContentType: "text/plain; charset=utf-8", Reader: strings.NewReader(tr.Plain)},
+	}
+}
+
+// summary introduces a transcript upload.
+func summary(loc *i18n.Localizer, t *ticket, tr *transcript) string {
+	return loc.T("tickets.transcript_summary", map[string]any{"Number": t.Number, "Opener": userMention(t.OpenerID),
+		"Messages": tr.Messages})
+}
+
+// buildTranscript reads every message of the ticket, oldest first, 100 a
+// request, and returns the write that stores the transcript. A channel
+// deleted by hand keeps the transcript stored before, or gets one saying
+// its messages could not be read.
+func (d *deps) buildTranscript(ctx context.Context, t *ticket) (func(pgx.Tx) error, error) {
+	var msgs []*discordgo.Message
+	readable := t.ChannelID != nil
+	if readable {
+		for m, err := range d.discord.MessagesAfter(ctx, *t.ChannelID, "0") {
+			if gone(err) {
+				readable = false
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	if !readable {
+		if _, err := loadTranscript(ctx, d.db, t.ID); err == nil {
+			return nil, nil
+		}
+	}
+	tr, err := renderTranscript(t, msgs, readable)
+	if err != nil {
+		return nil, err
+	}
+	return func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO ticket_transcripts (ticket_id, html, plain, messages) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (ticket_id) DO UPDATE SET html = EXCLUDED.html, plain = EXCLUDED.plain, messages = EXCLUDED.messages,
+			log_url = '', created_at = now()`, t.ID, tr.HTML, tr.Plain, tr.Messages)
+		return err
+	}, nil
+}
+
+// entry is one message as the transcript shows it.
+type entry struct {
+	Author      string
+	Bot         bool
+	Time        time.Time
+	Content     string
+	Attachments []*discordgo.MessageAttachment
+	Embeds      []*discordgo.MessageEmbed
+}
+
+// page is what the HTML template renders. html/template escapes every
+// value for where it appears, so a member's "<script>" is shown as text
+// and a "javascript:" link becomes inert.
+type page struct {
+	Number   int
+	Opener   string
+	Topic    string
+	Opened   time.Time
+	Readable bool
+	Entries  []entry
+}
+
+var transcriptHTML = template.Must(template.New("transcript").Funcs(template.FuncMap{
+	"stamp": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Ticket #{{.Number}}</title>
+<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;background:#313338;color:#dbdee1}
+.msg{margin:.6rem 0}.author{font-weight:bold;color:#f2f3f5}.bot{color:#5865f2}time{color:#949ba4;font-size:.8rem;margin-left:.5rem}
+.content{white-space:pre-wrap}.embed{border-left:4px solid #5865f2;padding:.3rem .6rem;margin:.3rem 0;background:#2b2d31}</style>
+</head><body>
+<h1>Ticket #{{.Number}}</h1>
+<p>Opened by {{.Opener}} <time datetime="{{iso .Opened}}">{{stamp .Opened}}</time>{{if .Topic}} · {{.Topic}}{{end}}</p>
+{{if not .Readable}}<p><em>The ticket's channel was deleted before its messages could be read.</em></p>{{end}}
+{{range .Entries}}<div class="msg"><span class="author{{if .Bot}} bot{{end}}">{{.Author}}</span><time datetime="{{iso .Time}}">{{stamp .Time}}</time>
+{{if .Content}}<div class="content">{{.Content}}</div>{{end}}
+{{range .Attachments}}<div class="attachment">📎 <a href="{{.URL}}">{{.Filename}}</a></div>{{end}}
+{{range .Embeds}}<div class="embed">{{if .Title}}<strong>{{if .URL}}<a href="{{.URL}}">{{.Title}}</a>{{else}}{{.Title}}{{end}}</strong>{{end}}
+{{if .Description}}<div class="content">{{.Description}}</div>{{end}}
+{{range .Fields}}<div><strong>{{.Name}}</strong>: {{.Value}}</div>{{end}}</div>{{end}}
+</div>
+{{end}}</body></html>
+`))
+
+// renderTranscript renders msgs (oldest first) as HTML and plain text.
+func renderTranscript(t *ticket, msgs []*discordgo.Message, readable bool) (*transcript, error) {
+	p := page{Number: t.Number, Opener: t.OpenerID, Topic: t.Topic, Opened: t.OpenedAt, Readable: readable}
+	var plain strings.Builder
+	fmt.Fprintf(&plain, "Ticket #%d, opened by %s at %s\n", t.Number, t.OpenerID, t.OpenedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	if t.Topic != "" {
+		fmt.Fprintf(&plain, "Topic: %s\n", t.Topic)
+	}
+	plain.WriteString("\n")
+	for _, m := range msgs {
+		e := entry{Time: m.Timestamp, Content: m.Content, Attachments: m.Attachments, Embeds: m.Embeds}
+		if m.Author != nil {
+			e.Author, e.Bot = displayName(m.Author), m.Author.Bot
+		}
+		p.Entries = append(p.Entries, e)
+		fmt.Fprintf(&plain, "[%s] %s: %s\n", m.Timestamp.UTC().Format("2006-01-02 15:04:05"), e.Author, m.Content)
+		for _, a := range m.Attachments {
+			fmt.Fprintf(&plain, "    attachment: %s <%s>\n", a.Filename, a.URL)
+		}
+		for _, em := range m.Embeds {
+			fmt.Fprintf(&plain, "    embed: %s %s\n", em.Title, em.Description)
+			for _, f := range em.Fields {
+				fmt.Fprintf(&plain, "      %s: %s\n", f.Name, f.Value)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := transcriptHTML.Execute(&b, p); err != nil {
+		return nil, fmt.Errorf("tickets: render transcript: %w", err)
+	}
+	return &transcript{HTML: b.String(), Plain: plain.String(), Messages: len(msgs)}, nil
+}
+
+// displayName is a user as the transcript names them: the name shown in
+// Discord, with the unique username beside it when they differ.
+func displayName(u *discordgo.User) string {
+	if u.GlobalName != "" && u.GlobalName != u.Username {
+		return u.GlobalName + " (" + u.Username + ")"
+	}
+	return u.Username
+}
