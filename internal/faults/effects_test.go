@@ -184,17 +184,23 @@ var unconfirmedLine = regexp.MustCompile(`msg="[^"]*outcome unconfirmed" interac
 // reruns jobs that died running, and retries run through its scheduler.
 const drainTimeout = 90 * time.Second
 
-// drained waits until herald has no effect left to do: nothing in the
-// outbox, queued, running or waiting to retry. On failure it lists what
-// is left.
+// drained waits until herald has no effect left to do.
 func drained(t *testing.T, db *pgxpool.Pool) {
+	t.Helper()
+	jobsDrained(t, db, effectArgs{}.Kind())
+}
+
+// jobsDrained waits until herald has no job of kind left to do: nothing
+// in the outbox, queued, running or waiting to retry. On failure it
+// lists what is left.
+func jobsDrained(t *testing.T, db *pgxpool.Pool, kind string) {
 	t.Helper()
 	defer func() {
 		if !t.Failed() {
 			return
 		}
 		rows, err := db.Query(context.Background(), `SELECT id, state, attempt, scheduled_at, attempted_at, errors::text
-			FROM river_job WHERE kind = 'fault_effect' AND state NOT IN ('completed') ORDER BY id`)
+			FROM river_job WHERE kind = $1 AND state NOT IN ('completed') ORDER BY id`, kind)
 		if err != nil {
 			t.Log(err)
 			return
@@ -215,11 +221,11 @@ func drained(t *testing.T, db *pgxpool.Pool) {
 			t.Logf("left: job %d %s attempt %d scheduled %s attempted %v errors %s", id, state, attempt, scheduled.Format(time.StampMilli), attempted, e)
 		}
 	}()
-	wait.Within(t, drainTimeout, "every effect job to finish", func() bool {
+	wait.Within(t, drainTimeout, "every "+kind+" job to finish", func() bool {
 		var n int
-		err := db.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM river_job WHERE kind = 'fault_effect'
+		err := db.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM river_job WHERE kind = $1
 			AND state IN ('available', 'scheduled', 'running', 'retryable', 'pending'))
-			+ (SELECT count(*) FROM interaction_outbox)`).Scan(&n)
+			+ (SELECT count(*) FROM interaction_outbox)`, kind).Scan(&n)
 		return err == nil && n == 0
 	})
 }

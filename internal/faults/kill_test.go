@@ -70,12 +70,7 @@ var kills = envInt("HERALD_FAULT_KILLS", 20)
 // every acknowledged click's effects happen exactly once, none twice.
 func TestKill9DuringBurst(t *testing.T) {
 	t.Parallel()
-	seed := uint64(time.Now().UnixNano())
-	if s, err := strconv.ParseUint(os.Getenv("HERALD_FAULT_SEED"), 10, 64); err == nil {
-		seed = s
-	}
-	t.Logf("seed %d (HERALD_FAULT_SEED replays it)", seed)
-	rng := rand.New(rand.NewPCG(seed, seed))
+	rng := faultRand(t)
 	s := simtest.New(t)
 	// The test is about crashes, not rate limits: one channel's messages
 	// may go as fast as herald sends them.
@@ -84,11 +79,7 @@ func TestKill9DuringBurst(t *testing.T) {
 	var msg struct{ ID string }
 	s.Do("POST", "/channels/"+g.Channel("general")+"/messages", map[string]any{"content": "act"}).JSON(t, &msg)
 	dbURL := storetest.URL(t)
-	env := append(os.Environ(), childEnv+"=1",
-		"DISCORD_TOKEN="+simtest.Token, "DISCORD_APP_ID="+s.BotUserID(), "DATABASE_URL="+dbURL,
-		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
-		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
-		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1")
+	env := childEnvFor(s, dbURL)
 	c := &clicks{s: s, g: g, msg: msg.ID}
 	var logs logbuf.Buffer
 	defer func() {
@@ -127,6 +118,29 @@ func TestKill9DuringBurst(t *testing.T) {
 	if r.acked == 0 {
 		t.Error("no click was acknowledged: the burst never reached herald")
 	}
+}
+
+// faultRand is the random source that picks a test's fault points:
+// seeded from the clock, or from HERALD_FAULT_SEED to replay a run.
+func faultRand(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv("HERALD_FAULT_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (HERALD_FAULT_SEED replays it)", seed)
+	return rand.New(rand.NewPCG(seed, seed))
+}
+
+// childEnvFor is the environment of a `herald run` child on s and the
+// database at dbURL, with seconds-long job timeouts so that a job whose
+// process died is rescued within the test.
+func childEnvFor(s *simtest.Sim, dbURL string) []string {
+	return append(os.Environ(), childEnv+"=1",
+		"DISCORD_TOKEN="+simtest.Token, "DISCORD_APP_ID="+s.BotUserID(), "DATABASE_URL="+dbURL,
+		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
+		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
+		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1")
 }
 
 // start runs herald as a child process, its errors logged to logs, and

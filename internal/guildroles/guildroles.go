@@ -64,6 +64,9 @@ func New(discord *rest.Client, botID string, window time.Duration) *Reader {
 	return &Reader{discord: discord, botID: botID, window: window, now: time.Now, guilds: map[string]*entry{}}
 }
 
+// BotID is the user id whose roles the snapshots read as the bot's.
+func (r *Reader) BotID() string { return r.botID }
+
 // Get returns a snapshot of guildID no older than the window, reading
 // it when there is none; concurrent callers wait for one read. A failed
 // read is not kept.

@@ -56,6 +56,8 @@ type Herald struct {
 	t        testing.TB
 	commands map[string]*discordgo.ApplicationCommand
 	logs     *logbuf.Buffer
+	features []feature.Feature
+	stop     func() // stops the running herald; nil while stopped
 }
 
 type options struct {
@@ -146,22 +148,14 @@ func New(t testing.TB, opts ...Option) *Herald {
 	if err != nil {
 		t.Fatalf("heraldtest: %v", err)
 	}
-	h := &Herald{Sim: s, Guild: g, Config: cfg, DBProxy: proxy, t: t, commands: map[string]*discordgo.ApplicationCommand{}, logs: &logbuf.Buffer{}}
+	h := &Herald{Sim: s, Guild: g, Config: cfg, DBProxy: proxy, t: t, commands: map[string]*discordgo.ApplicationCommand{},
+		logs: &logbuf.Buffer{}, features: o.features}
 	for _, c := range declared {
 		h.commands[c.Name] = c
 	}
-	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx, cancel := context.WithCancel(context.Background())
-	if h.App, err = app.New(ctx, cfg, log, o.features...); err != nil {
-		cancel()
-		t.Fatalf("heraldtest: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- h.App.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("heraldtest: herald stopped with %v", err)
+		if h.stop != nil {
+			h.stop()
 		}
 		if t.Failed() {
 			log := h.logs.String()
@@ -174,10 +168,37 @@ func New(t testing.TB, opts ...Option) *Herald {
 			t.Logf("the simulator's last requests:\n%s", calls.String())
 		}
 	})
-	if h.DB, err = pgxpool.New(ctx, dbURL); err != nil {
+	if h.DB, err = pgxpool.New(context.Background(), dbURL); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.DB.Close)
+	h.Start()
+	return h
+}
+
+// Start runs herald, built afresh by app.New on the same simulator and
+// database, and returns once it is ready: after Stop, this is a
+// redeploy.
+func (h *Herald) Start() {
+	h.t.Helper()
+	if h.stop != nil {
+		h.t.Fatal("heraldtest: Start while herald runs")
+	}
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	var err error
+	if h.App, err = app.New(ctx, h.Config, log, h.features...); err != nil {
+		cancel()
+		h.t.Fatalf("heraldtest: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.App.Run(ctx) }()
+	h.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			h.t.Errorf("heraldtest: herald stopped with %v", err)
+		}
+	}
 	h.Eventually("herald ready", func() bool {
 		res, err := http.Get("http://" + h.App.AdminAddr() + "/readyz")
 		if err != nil {
@@ -186,7 +207,19 @@ func New(t testing.TB, opts ...Option) *Herald {
 		res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	})
-	return h
+}
+
+// Stop stops herald the way SIGTERM does: its gateway session closes (the
+// events Discord raises until Start are never delivered to it) and
+// running jobs get HERALD_SHUTDOWN_TIMEOUT to finish. Its database and
+// the simulator stay as they are.
+func (h *Herald) Stop() {
+	h.t.Helper()
+	if h.stop == nil {
+		h.t.Fatal("heraldtest: Stop while herald is stopped")
+	}
+	h.stop()
+	h.stop = nil
 }
 
 // Eventually waits until cond holds, failing the test after

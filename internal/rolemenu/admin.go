@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,8 +34,11 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 		return say(in, "bad_name", nil), nil
 	}
 	style, mode := cmp.Or(o.String("style"), "buttons"), cmp.Or(o.String("mode"), "toggle")
-	if !validStyle(style) || !validMode(mode) {
-		return say(in, "bad_name", nil), nil
+	if !slices.Contains(styles, style) {
+		return badChoice(in, style, styles), nil
+	}
+	if !slices.Contains(modes, mode) {
+		return badChoice(in, mode, modes), nil
 	}
 	var id int64
 	err := d.db.QueryRow(ctx, `INSERT INTO rolemenus (guild_id, name, style, mode, description) VALUES ($1, $2, $3, $4, $5)
@@ -48,9 +52,17 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 	return say(in, "created", map[string]any{"Name": name, "Style": style, "Mode": mode}), nil
 }
 
-func validStyle(s string) bool { return s == "buttons" || s == "select" }
-func validMode(s string) bool {
-	return s == "toggle" || s == "unique" || s == "verify" || s == "drop"
+// The styles and modes a menu may have. Discord offers only these as the
+// options' choices, but a client with an outdated command list, or a
+// forged request, may send anything.
+var (
+	styles = []string{"buttons", "select"}
+	modes  = []string{"toggle", "unique", "verify", "drop"}
+)
+
+// badChoice refuses a value that is not one of allowed, naming them.
+func badChoice(in *interaction.Interaction, value string, allowed []string) *discordgo.InteractionResponse {
+	return say(in, "bad_choice", map[string]any{"Value": value, "Allowed": "`" + strings.Join(allowed, "`, `") + "`"})
 }
 
 // change runs fn on the locked menu named by the option "menu" and, when
@@ -132,8 +144,8 @@ func (d *deps) optionRemove(ctx context.Context, in *interaction.Interaction) (*
 func (d *deps) setMode(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.change(ctx, in, func(tx pgx.Tx, m *menu) (*discordgo.InteractionResponse, bool, error) {
 		mode := in.Options().String("mode")
-		if !validMode(mode) {
-			return say(in, "bad_name", nil), false, nil
+		if !slices.Contains(modes, mode) {
+			return badChoice(in, mode, modes), false, nil
 		}
 		_, err := tx.Exec(ctx, `UPDATE rolemenus SET mode = $2 WHERE id = $1`, m.ID, mode)
 		return say(in, "mode_set", map[string]any{"Name": m.Name, "Mode": mode}), true, err
@@ -255,7 +267,7 @@ func (d *deps) place(ctx context.Context, in *interaction.Interaction, answer st
 			_, err := tx.Exec(ctx, `UPDATE rolemenus SET
 				stale_channel = CASE WHEN state = 'active' AND message_id IS NOT NULL THEN channel_id ELSE stale_channel END,
 				stale_message = CASE WHEN state = 'active' AND message_id IS NOT NULL THEN message_id ELSE stale_message END,
-				channel_id = $2, message_id = NULL, state = 'active', state_detail = '' WHERE id = $1`, m.ID, channelID)
+				channel_id = $2, message_id = NULL, placement = placement + 1, state = 'active', state_detail = '' WHERE id = $1`, m.ID, channelID)
 			if err != nil {
 				return nil, false, err
 			}
@@ -276,7 +288,8 @@ func (d *deps) republish(ctx context.Context, in *interaction.Interaction) (*dis
 			return say(in, "no_options", map[string]any{"Name": m.Name}), false, nil
 		}
 		if m.State == "target_missing" {
-			if _, err := tx.Exec(ctx, `UPDATE rolemenus SET message_id = NULL, state = 'active', state_detail = '' WHERE id = $1`, m.ID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE rolemenus SET message_id = NULL, placement = placement + 1, state = 'active', state_detail = ''
+				WHERE id = $1`, m.ID); err != nil {
 				return nil, false, err
 			}
 		}

@@ -34,9 +34,8 @@ type applyWorker struct {
 }
 
 // plan is what a batch of clicks changes, decided once before any change
-// is made: a rerun after a crash applies the same plan (adding a role the
-// member has, or removing one they lack, changes nothing on Discord)
-// instead of toggling again from the new state.
+// is made: a rerun after a crash carries out what is left of the same
+// plan (see left) instead of toggling again from the new state.
 type plan struct {
 	Batch   int64                `json:"batch"` // the batch's first click
 	Add     []string             `json:"add"`
@@ -70,12 +69,16 @@ func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
 				return err
 			}
 			batch, p := planned(clicks)
+			todo := p
 			if p == nil {
 				if p, err = w.plan(ctx, g, u, batch); err != nil {
 					return err
 				}
+				todo = p
+			} else if todo, err = w.left(ctx, g, u, p); err != nil {
+				return err
 			}
-			if err := w.answer(ctx, g, u, batch, p); err != nil {
+			if err := w.answer(ctx, g, u, batch, p, todo); err != nil {
 				return err
 			}
 		}
@@ -249,6 +252,33 @@ func (w *applyWorker) groupRoles(ctx context.Context, guildID, group string) ([]
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
+// left is what remains to do of a plan an earlier run stored: the changes
+// the member's roles, read fresh, do not show yet. That run may have died
+// after Discord made some of them and before it could note so; reading
+// back, rather than sending them again, makes each change once.
+func (w *applyWorker) left(ctx context.Context, guildID, userID string, p *plan) (*plan, error) {
+	todo := &plan{Batch: p.Batch, Add: []string{}, Remove: []string{}}
+	member, err := w.discord.Member(ctx, guildID, userID)
+	var api *transport.APIError
+	if errors.As(err, &api) && api.Class() == transport.NotFound {
+		return todo, nil // they left: nothing to change
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range p.Add {
+		if !slices.Contains(member.Roles, r) {
+			todo.Add = append(todo.Add, r)
+		}
+	}
+	for _, r := range p.Remove {
+		if slices.Contains(member.Roles, r) {
+			todo.Remove = append(todo.Remove, r)
+		}
+	}
+	return todo, nil
+}
+
 // check drops every change the fresh data forbids, noting why.
 func (p *plan) check(g *guildRoles) {
 	keep := func(roles []string) []string {
@@ -291,10 +321,11 @@ func (w *applyWorker) store(ctx context.Context, guildID, userID string, batch [
 	return tx.Commit(ctx)
 }
 
-// answer carries out the plan, fills every click's reply with what
-// changed in the member's language, and forgets the clicks.
-func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch []click, p *plan) error {
-	failed, err := w.execute(ctx, guildID, userID, p)
+// answer makes the changes todo holds (the plan p, or what is left of
+// it), fills every click's reply with what p changes in the member's
+// language, and forgets the clicks.
+func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch []click, p, todo *plan) error {
+	failed, err := w.execute(ctx, guildID, userID, todo)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ var dangerous = []struct {
 // key under rolemenu.refused and what it names.
 type Refusal struct {
 	Key  string // everyone, managed, above_bot, above_you, dangerous, deleted
-	Role string // the role's name (or id when deleted)
+	Role string // the role's name, or its mention when deleted (there is no name left to show)
 	Perm string // the dangerous permission, for Key dangerous
 }
 
@@ -48,7 +48,7 @@ func (g *guildRoles) checkRole(roleID, actorID string, actorRoles []string) *Ref
 	r := g.Roles[roleID]
 	switch {
 	case r == nil:
-		return &Refusal{Key: "deleted", Role: roleID}
+		return &Refusal{Key: "deleted", Role: roleMention(roleID)}
 	case roleID == g.GuildID:
 		return &Refusal{Key: "everyone", Role: r.Name}
 	case r.Managed:

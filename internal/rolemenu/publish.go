@@ -1,7 +1,9 @@
 package rolemenu
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -35,10 +37,10 @@ func (w *publishWorker) Work(ctx context.Context, j *river.Job[publishArgs]) err
 }
 
 // publish edits the menu's message to its saved configuration, or creates
-// it (once, by nonce) when there is none, then deletes the message it
-// replaced after a move. A deleted message or channel makes the menu
-// target_missing, and nothing is recreated until an admin republishes. A
-// role deleted since leaves the menu here.
+// it when there is none, then deletes the message it replaced after a
+// move. A deleted message or channel makes the menu target_missing, and
+// nothing is recreated until an admin republishes. A role deleted since
+// leaves the menu here.
 func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 	m, err := loadMenuByID(ctx, w.db, menuID)
 	if errors.Is(err, errNoMenu) {
@@ -61,31 +63,23 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("%s: %w", work.ReasonInvalid, err))
 	}
-	var msg *discordgo.Message
-	if m.MessageID == nil {
-		msg, err = w.discord.CreateMessage(ctx, *m.ChannelID, rest.NewMessage{Content: content, Components: components,
-			AllowedMentions: &discordgo.MessageAllowedMentions{}, Nonce: fmt.Sprintf("rm%d.%d", m.ID, m.Revision)})
-	} else {
-		msg, err = w.discord.EditMessage(ctx, *m.ChannelID, *m.MessageID, rest.MessageEdit{Content: &content, Components: &components,
-			AllowedMentions: &discordgo.MessageAllowedMentions{}})
-	}
-	if gone := missing(err); gone != "" {
-		return w.markMissing(ctx, m, gone)
-	}
-	if err != nil {
-		return err
-	}
-	tag, err := w.db.Exec(ctx, `UPDATE rolemenus SET message_id = $2 WHERE id = $1`, m.ID, msg.ID)
-	if err != nil {
-		return fmt.Errorf("rolemenu: record message: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		// The menu was deleted while this job posted it: nobody else knows
-		// the message, so it goes here.
-		if err := w.discord.DeleteMessage(ctx, msg.ChannelID, msg.ID, "role menu deleted"); err != nil && missing(err) == "" {
+	messageID, shown := m.MessageID, false
+	if messageID == nil {
+		msg, err := w.post(ctx, m, content, components)
+		if err != nil || msg == nil {
 			return err
 		}
-		return nil
+		messageID, shown = &msg.ID, shows(msg, content, components)
+	}
+	if !shown {
+		_, err = w.discord.EditMessage(ctx, *m.ChannelID, *messageID, rest.MessageEdit{Content: &content, Components: &components,
+			AllowedMentions: &discordgo.MessageAllowedMentions{}})
+		if gone := missing(err); gone != "" {
+			return w.markMissing(ctx, m, gone)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if m.StaleMessage != nil && m.StaleChannel != nil {
 		if err := w.discord.DeleteMessage(ctx, *m.StaleChannel, *m.StaleMessage, "role menu moved"); err != nil && missing(err) == "" {
@@ -96,6 +90,73 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 		}
 	}
 	return nil
+}
+
+// post creates the message of the menu's placement and records it. The
+// nonce names the placement, not the revision: a create whose answer was
+// lost and that a later attempt sends again gets the message the first
+// one made (which may show an older revision: the caller edits it), and
+// a new placement never gets an earlier one's message. The message is
+// recorded only while its placement is current; one the menu left
+// meanwhile (deleted, moved, republished) is known to nobody else, so it
+// is deleted here and post returns nil.
+func (w *publishWorker) post(ctx context.Context, m *menu, content string, components []discordgo.MessageComponent) (*discordgo.Message, error) {
+	msg, err := w.discord.CreateMessage(ctx, *m.ChannelID, rest.NewMessage{Content: content, Components: components,
+		AllowedMentions: &discordgo.MessageAllowedMentions{}, Nonce: fmt.Sprintf("rm%d.%d", m.ID, m.Placement)})
+	if gone := missing(err); gone != "" {
+		return nil, w.markMissing(ctx, m, gone)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tag, err := w.db.Exec(ctx, `UPDATE rolemenus SET message_id = $2 WHERE id = $1 AND placement = $3`, m.ID, msg.ID, m.Placement)
+	if err != nil {
+		return nil, fmt.Errorf("rolemenu: record message: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		if err := w.discord.DeleteMessage(ctx, msg.ChannelID, msg.ID, "role menu moved or deleted"); err != nil && missing(err) == "" {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return msg, nil
+}
+
+// shows reports whether msg already shows content and components. The
+// ids Discord numbers components with are left out of the comparison:
+// the render has none.
+func shows(msg *discordgo.Message, content string, components []discordgo.MessageComponent) bool {
+	if msg.Content != content {
+		return false
+	}
+	got, err := json.Marshal(withoutIDs(msg.Components))
+	if err != nil {
+		return false
+	}
+	want, err := json.Marshal(components)
+	return err == nil && bytes.Equal(got, want)
+}
+
+// withoutIDs copies components with the ids Discord gave them cleared.
+func withoutIDs(cs []discordgo.MessageComponent) []discordgo.MessageComponent {
+	out := make([]discordgo.MessageComponent, len(cs))
+	for i, c := range cs {
+		switch c := c.(type) {
+		case *discordgo.ActionsRow:
+			out[i] = discordgo.ActionsRow{Components: withoutIDs(c.Components)}
+		case *discordgo.Button:
+			b := *c
+			b.ID = 0
+			out[i] = b
+		case *discordgo.SelectMenu:
+			sel := *c
+			sel.ID = 0
+			out[i] = sel
+		default:
+			out[i] = c
+		}
+	}
+	return out
 }
 
 // missing names what Discord's Unknown Message (10008) or Unknown
@@ -114,9 +175,11 @@ func missing(err error) string {
 	return ""
 }
 
-// markMissing records that the menu's message or channel is gone.
+// markMissing records that the menu's message or channel is gone, unless
+// the menu was placed anew meanwhile: then what is gone is no longer its.
 func (w *publishWorker) markMissing(ctx context.Context, m *menu, gone string) error {
-	_, err := w.db.Exec(ctx, `UPDATE rolemenus SET state = 'target_missing', state_detail = $2 WHERE id = $1`, m.ID, gone)
+	_, err := w.db.Exec(ctx, `UPDATE rolemenus SET state = 'target_missing', state_detail = $2 WHERE id = $1 AND placement = $3`,
+		m.ID, gone, m.Placement)
 	return err
 }
 

@@ -99,5 +99,6 @@ func build(k feature.Kit) error {
 	k.Events.On(d.onChannelDelete)
 	k.Events.On(d.onRoleDelete)
 	k.Events.On(d.onRoleUpdate)
+	k.Events.On(d.onMemberUpdate)
 	return nil
 }

@@ -30,6 +30,7 @@ type menu struct {
 	State         string // draft, active or target_missing
 	StateDetail   string
 	Revision      int64
+	Placement     int64 // which message the menu lives in: grows with each new one
 	Options       []option
 }
 
@@ -47,13 +48,13 @@ type option struct {
 const maxOptions = 25
 
 const menuColumns = `id, guild_id, name, style, mode, description, min_picks, max_picks, required_role, blocked_roles,
-	temporary_secs, unique_group, channel_id, message_id, stale_channel, stale_message, state, state_detail, revision`
+	temporary_secs, unique_group, channel_id, message_id, stale_channel, stale_message, state, state_detail, revision, placement`
 
 func scanMenu(row pgx.Row) (*menu, error) {
 	m := &menu{}
 	err := row.Scan(&m.ID, &m.GuildID, &m.Name, &m.Style, &m.Mode, &m.Description, &m.MinPicks, &m.MaxPicks, &m.RequiredRole,
 		&m.BlockedRoles, &m.TemporarySecs, &m.UniqueGroup, &m.ChannelID, &m.MessageID, &m.StaleChannel, &m.StaleMessage,
-		&m.State, &m.StateDetail, &m.Revision)
+		&m.State, &m.StateDetail, &m.Revision, &m.Placement)
 	return m, err
 }
 

@@ -18,6 +18,8 @@ func (s *Server) controlMux() *http.ServeMux {
 	mux.HandleFunc("POST /_sim/guilds/{id}/members", s.ctlAddMember)
 	mux.HandleFunc("DELETE /_sim/guilds/{id}/members/{user_id}", s.ctlRemoveMember)
 	mux.HandleFunc("DELETE /_sim/guilds/{id}/roles/{role_id}", s.ctlDeleteRole)
+	mux.HandleFunc("PUT /_sim/guilds/{id}/members/{user_id}/roles/{role_id}", s.ctlMemberRole)
+	mux.HandleFunc("DELETE /_sim/guilds/{id}/members/{user_id}/roles/{role_id}", s.ctlMemberRole)
 	mux.HandleFunc("GET /_sim/channels/{id}/messages", s.ctlMessages)
 	mux.HandleFunc("POST /_sim/channels/{id}/messages", s.ctlPostMessage)
 	mux.HandleFunc("DELETE /_sim/channels/{id}", s.ctlDeleteChannel)
@@ -320,6 +322,45 @@ func (s *Server) ctlRemoveMember(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
+		ctlError(w, http.StatusNotFound, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// SetMemberRole gives a member a role (has) or takes it away as the
+// server owner does in Discord's client: above the bot's roles too, and
+// to the bot itself. A change raises GUILD_MEMBER_UPDATE; roles managed
+// by an integration are refused, as Discord refuses them to everyone.
+func (s *Server) SetMemberRole(guildID, userID, roleID string, has bool) error {
+	return s.mutate(func(rq *request) error {
+		g, ok := s.st.guilds[guildID]
+		if !ok {
+			return errors.New("sim: unknown guild")
+		}
+		m, ok := g.members[userID]
+		if !ok {
+			return errors.New("sim: unknown member")
+		}
+		r, ok := g.roles[roleID]
+		if !ok || r.id == g.id || r.managed {
+			return errors.New("sim: unknown role, or one nobody can give")
+		}
+		if hasRole(m, r.id) == has {
+			return nil
+		}
+		if has {
+			m.roles = append(m.roles, r.id)
+		} else {
+			m.roles = slices.DeleteFunc(m.roles, func(id string) bool { return id == r.id })
+		}
+		rq.emit(g.id, "GUILD_MEMBER_UPDATE", s.st.memberUpdate(g, m))
+		return nil
+	})
+}
+
+func (s *Server) ctlMemberRole(w http.ResponseWriter, r *http.Request) {
+	if err := s.SetMemberRole(r.PathValue("id"), r.PathValue("user_id"), r.PathValue("role_id"), r.Method == http.MethodPut); err != nil {
 		ctlError(w, http.StatusNotFound, err)
 		return
 	}

@@ -68,6 +68,15 @@ type InteractionStatus struct {
 	// @original, once there is one: read here, it spends none of the
 	// interaction webhook's rate limit, which the bot shares.
 	Original map[string]any `json:"original,omitempty"`
+	// Choices are what an autocomplete interaction was answered with.
+	Choices []Choice `json:"choices,omitempty"`
+}
+
+// Choice is one choice of an autocomplete answer: the name the member
+// sees and the value the command then carries.
+type Choice struct {
+	Name  string `json:"name"`
+	Value any    `json:"value"`
 }
 
 // Interact creates an interaction and delivers INTERACTION_CREATE to the
@@ -248,7 +257,7 @@ func (s *Server) Interaction(id string) (InteractionStatus, bool) {
 	if !ok {
 		return InteractionStatus{}, false
 	}
-	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups)}
+	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups), Choices: in.choices}
 	if in.acked {
 		st.AckLatencyMS = ptr(ms(in.ackLatency))
 	}

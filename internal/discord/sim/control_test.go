@@ -123,6 +123,18 @@ func TestControlAPIContract(t *testing.T) {
 		t.Fatalf("member add %s", joined)
 	}
 	rawControl(t, "POST", s.URL+"/_sim/guilds/"+guildID+"/members", `{"username":"x","roles":["@everyone"]}`, 400)
+	// The owner's hand: any role but @everyone and managed ones, to anyone
+	// (the bot too).
+	mod := g["roles"].([]any)[0].(map[string]any)["id"].(string)
+	botRoles := s.URL + "/_sim/guilds/" + guildID + "/members/" + g["bot_user_id"].(string) + "/roles/"
+	rawControl(t, "PUT", botRoles+mod, "", 204)
+	withMod, _ := s.Server.Guild(guildID)
+	if !slices.ContainsFunc(withMod.Members, func(m sim.SnapshotMember) bool { return m.ID == g["bot_user_id"] && slices.Contains(m.Roles, mod) }) {
+		t.Fatal("the bot did not get Mod")
+	}
+	rawControl(t, "PUT", botRoles+g["bot_role_id"].(string), "", 404)
+	rawControl(t, "PUT", botRoles+guildID, "", 404)
+	rawControl(t, "DELETE", botRoles+mod, "", 204)
 	rawControl(t, "DELETE", s.URL+"/_sim/guilds/"+guildID+"/members/"+jm["id"].(string), "", 204)
 	rawControl(t, "DELETE", s.URL+"/_sim/guilds/"+guildID+"/members/"+jm["id"].(string), "", 404)
 

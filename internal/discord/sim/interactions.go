@@ -46,6 +46,7 @@ type interaction struct {
 	ackLatency time.Duration
 	originalID string
 	followups  []string
+	choices    []Choice // an autocomplete answer's
 }
 
 func (s *state) interactionByToken(token string) *interaction {
@@ -94,13 +95,15 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 		return nil, errBadCallback()
 	}
 	data := &messageBody{}
+	var choices []Choice
 	switch typ {
 	case callbackModal:
 		if err := validateModal(body.Data); err != nil {
 			return nil, err
 		}
 	case callbackAutocomplete:
-		if err := validateChoices(body.Data); err != nil {
+		var err *apiError
+		if choices, err = validateChoices(body.Data); err != nil {
 			return nil, err
 		}
 	default:
@@ -137,7 +140,7 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 			s.emitUpdate(rq, m)
 		}
 	}
-	in.acked, in.ackType = true, typ
+	in.acked, in.ackType, in.choices = true, typ, choices
 	in.ackLatency = rq.now.Sub(in.createdAt)
 	s.stats.ackLatenciesMS = append(s.stats.ackLatenciesMS, ms(in.ackLatency))
 	if rq.r.URL.Query().Get("with_response") != "true" {
@@ -174,9 +177,10 @@ func validateModal(raw json.RawMessage) *apiError {
 	return f.err()
 }
 
-// validateChoices checks an autocomplete callback's data: a list of at
-// most 25 choices, each a name of 1 to 100 characters and a value.
-func validateChoices(raw json.RawMessage) *apiError {
+// validateChoices checks an autocomplete callback's data — a list of at
+// most 25 choices, each a name of 1 to 100 characters and a value — and
+// returns the choices.
+func validateChoices(raw json.RawMessage) ([]Choice, *apiError) {
 	var body struct {
 		Choices *[]struct {
 			Name  *string         `json:"name"`
@@ -184,22 +188,27 @@ func validateChoices(raw json.RawMessage) *apiError {
 		} `json:"choices"`
 	}
 	if err := decodeJSON(raw, &body, "data"); err != nil {
-		return err
+		return nil, err
 	}
 	var f formErrors
 	if body.Choices == nil {
 		f.required("data.choices")
-		return f.err()
+		return nil, f.err()
 	}
 	f.maxLen("data.choices", len(*body.Choices), maxChoices)
+	choices := []Choice{}
 	for i, c := range *body.Choices {
 		path := "data.choices." + strconv.Itoa(i)
 		f.requiredLen(path+".name", c.Name, 1, 100)
-		if len(c.Value) == 0 {
+		var value any
+		if len(c.Value) == 0 || json.Unmarshal(c.Value, &value) != nil {
 			f.required(path + ".value")
 		}
+		if c.Name != nil {
+			choices = append(choices, Choice{Name: *c.Name, Value: value})
+		}
 	}
-	return f.err()
+	return choices, f.err()
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -86,10 +86,16 @@ func TestAutocompleteInteraction(t *testing.T) {
 	if fieldError(e, "data.choices") != "BASE_TYPE_MAX_LENGTH" {
 		t.Fatalf("26 choices: %v", e)
 	}
+	choices[24] = map[string]any{"name": "Art", "value": "art"}
 	r := w.Do("POST", callbackPath(in)+"?with_response=true", map[string]any{"type": 8, "data": map[string]any{"choices": choices[:25]}})
 	wantStatus(t, r, 200)
-	if st := w.Interaction(in.ID); !st.Acked || st.AckType != 8 {
+	// The control API shows the choices as the bot sent them.
+	st := w.Interaction(in.ID)
+	if !st.Acked || st.AckType != 8 || len(st.Choices) != 25 {
 		t.Fatalf("status %+v", st)
+	}
+	if st.Choices[0] != (sim.Choice{Name: "Gaming", Value: "gaming"}) || st.Choices[24] != (sim.Choice{Name: "Art", Value: "art"}) {
+		t.Fatalf("choices %+v", st.Choices)
 	}
 	// A command cannot be answered with choices.
 	cmd := w.command(t)

@@ -281,6 +281,18 @@ func (s *Sim) Messages(channelID string) []*discordgo.Message {
 	return out
 }
 
+// SetMemberRole gives a member a role (has) or takes it away as the
+// server owner would, through PUT or DELETE
+// /_sim/guilds/{id}/members/{user_id}/roles/{role_id}.
+func (s *Sim) SetMemberRole(guildID, userID, roleID string, has bool) {
+	s.t.Helper()
+	method := http.MethodDelete
+	if has {
+		method = http.MethodPut
+	}
+	s.control(method, "/_sim/guilds/"+guildID+"/members/"+userID+"/roles/"+roleID, nil, nil, http.StatusNoContent)
+}
+
 // SetFault installs a fault through POST /_sim/faults.
 func (s *Sim) SetFault(f sim.Fault) {
 	s.t.Helper()
