@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,10 +25,13 @@ func cmdBench(ctx context.Context, args []string, e env) int {
 		return benchTransport(ctx, args[1:], e)
 	case len(args) > 0 && args[0] == "ack":
 		return benchAck(ctx, args[1:], e)
+	case len(args) > 0 && args[0] == "rolemenu":
+		return benchRoleMenu(ctx, args[1:], e)
 	}
-	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack [flags]\n\n"+
+	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack|rolemenu [flags]\n\n"+
 		"  transport  herald's REST engine against stock discordgo on the simulator\n"+
-		"  ack        interaction ack latency: herald's fast path against a naive handler")
+		"  ack        interaction ack latency: herald's fast path against a naive handler\n"+
+		"  rolemenu   role-menu clicks and edits: API calls and click-to-role latency against the minimum the limits allow")
 	return exitUsage
 }
 
@@ -111,22 +116,11 @@ func benchAck(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "herald bench ack: --duration must be at least 1s, got %s\n", *duration)
 		return exitUsage
 	}
-	cfg, log, ok := loadConfig(e, config.LoadForMigrate)
+	dbURL, ok := benchDatabase(ctx, e)
 	if !ok {
 		return exitFail
 	}
-	u, err := url.Parse(cfg.DatabaseURL.Reveal())
-	if err != nil {
-		log.Error("bad DATABASE_URL")
-		return exitFail
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + "_bench"
-	cfg.DatabaseURL = config.DatabaseURL(u.String())
-	if err := app.Migrate(ctx, cfg, logging.AtLeast(log, slog.LevelWarn)); err != nil {
-		log.Error("bench database", "err", err)
-		return exitFail
-	}
-	res, err := bench.RunAck(ctx, cfg.DatabaseURL.Reveal(), rates, *duration)
+	res, err := bench.RunAck(ctx, dbURL, rates, *duration)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "herald bench ack: %v\n", err)
 		return exitFail
@@ -151,4 +145,88 @@ func benchAck(ctx context.Context, args []string, e env) int {
 		}
 	}
 	return exitOK
+}
+
+// benchDatabase migrates and returns the benchmarks' database: the one
+// DATABASE_URL names, with a _bench suffix, so a benchmark never touches
+// herald's own data.
+func benchDatabase(ctx context.Context, e env) (string, bool) {
+	cfg, log, ok := loadConfig(e, config.LoadForMigrate)
+	if !ok {
+		return "", false
+	}
+	u, err := url.Parse(cfg.DatabaseURL.Reveal())
+	if err != nil {
+		log.Error("bad DATABASE_URL")
+		return "", false
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "_bench"
+	cfg.DatabaseURL = config.DatabaseURL(u.String())
+	if err := app.Migrate(ctx, cfg, logging.AtLeast(log, slog.LevelWarn)); err != nil {
+		log.Error("bench database", "err", err)
+		return "", false
+	}
+	return cfg.DatabaseURL.Reveal(), true
+}
+
+func benchRoleMenu(ctx context.Context, args []string, e env) int {
+	fs := newFlagSet("bench rolemenu", "Sets up a role menu through herald's commands on a simulator with Discord's default limits, time-scaled, edits it quickly, then has members click both of its options at once; reports API calls per click and per config change, and click-to-role-applied latency against the least the member-role bucket (10 per 10 s per guild) allows. Uses a database named after DATABASE_URL's with a _bench suffix.")
+	scale := fs.Float64("scale", 0.05, "time scale of the simulator's limits and deadlines (0.05: 10 s windows last 500 ms)")
+	members := fs.Int("members", 500, "members clicking, each both options")
+	changes := fs.Int("changes", 10, "quick config changes to the published menu")
+	rate := fs.Int("rate", 250, "clicks sent per wall-clock second")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if ok, code := parseFlags(fs, args, e); !ok {
+		return code
+	}
+	switch {
+	case *scale < 0.005 || *scale > 1:
+		fmt.Fprintf(e.stderr, "herald bench rolemenu: --scale must be from 0.005 to 1, got %g\n", *scale)
+		return exitUsage
+	case *members < 1 || *members > 5000:
+		fmt.Fprintf(e.stderr, "herald bench rolemenu: --members must be from 1 to 5000, got %d\n", *members)
+		return exitUsage
+	case *changes < 1 || *changes > 100:
+		fmt.Fprintf(e.stderr, "herald bench rolemenu: --changes must be from 1 to 100, got %d\n", *changes)
+		return exitUsage
+	case *rate < 1 || *rate > 5000:
+		fmt.Fprintf(e.stderr, "herald bench rolemenu: --rate must be from 1 to 5000, got %d\n", *rate)
+		return exitUsage
+	}
+	dbURL, ok := benchDatabase(ctx, e)
+	if !ok {
+		return exitFail
+	}
+	res, err := bench.RunRoleMenu(ctx, dbURL, *scale, *members, *changes, *rate)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "herald bench rolemenu: %v\n", err)
+		return exitFail
+	}
+	if *asJSON {
+		json.NewEncoder(e.stdout).Encode(res)
+		return exitOK
+	}
+	printRoleMenu(e.stdout, res)
+	return exitOK
+}
+
+func printRoleMenu(w io.Writer, r bench.RoleMenuResult) {
+	fmt.Fprintf(w, "role menus on the simulator at time scale %g (ms below are wall-clock; ÷ %g for Discord's time)\n", r.TimeScale, r.TimeScale)
+	fmt.Fprintf(w, "  %d clicks by %d members at %d/s: %d acked in time, %d roles applied, %d replies expired, %d answered 429\n",
+		r.Clicks, r.Members, r.ClickRate, r.Acked, r.Applied, r.RepliesExpired, r.RateLimited)
+	fmt.Fprintf(w, "  click to role applied   %10s %10s\n", "p50 ms", "p99 ms")
+	fmt.Fprintf(w, "    herald                %10.0f %10.0f\n", r.AppliedP50MS, r.AppliedP99MS)
+	fmt.Fprintf(w, "    minimum               %10.0f %10.0f\n", r.MinimumP50MS, r.MinimumP99MS)
+	fmt.Fprintf(w, "    herald ÷ minimum      %9.3f× %9.3f×\n", r.RatioP50, r.RatioP99)
+	fmt.Fprintf(w, "  API calls per click: %.2f (least 3: answer, role change, reply)\n", r.CallsPerClick)
+	printRoutes(w, r.ClickCallsByRoute)
+	fmt.Fprintf(w, "  %d quick config changes: %.2f API calls each (least %.2f, a bot editing on every change %.0f), %d message edits\n",
+		r.ConfigChanges, r.CallsPerConfigChange, r.MinimumPerConfigChange, r.NaivePerConfigChange, r.MessageEdits)
+	printRoutes(w, r.ConfigCallsByRoute)
+}
+
+func printRoutes(w io.Writer, byRoute map[string]int) {
+	for _, route := range slices.Sorted(maps.Keys(byRoute)) {
+		fmt.Fprintf(w, "    %6d  %s\n", byRoute[route], route)
+	}
 }

@@ -51,6 +51,7 @@ func TestUsage(t *testing.T) {
 		{"demo bad flag", []string{"demo", "--addr"}, 2, "flag needs an argument"},
 		{"bench without a benchmark", []string{"bench"}, 2, "Usage: herald bench transport|ack"},
 		{"bench ack bad rates", []string{"bench", "ack", "--rates", "50,fast"}, 2, "--rates takes numbers"},
+		{"bench rolemenu bad scale", []string{"bench", "rolemenu", "--scale", "2"}, 2, "--scale must be from 0.005 to 1"},
 		{"bench transport bad burst", []string{"bench", "transport", "--burst", "huge"}, 2, "--burst must be mixed, global, global-binds or all"},
 	}
 	for _, tc := range tests {

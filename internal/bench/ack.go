@@ -121,41 +121,53 @@ type handler func(ctx context.Context, w *world, role string) (stop func(), err 
 
 func heraldHandler(dbURL string, durable bool) handler {
 	return func(ctx context.Context, w *world, role string) (func(), error) {
-		if err := emptyTables(ctx, dbURL); err != nil {
-			return nil, err
-		}
-		env := map[string]string{"DISCORD_TOKEN": w.token, "DISCORD_APP_ID": w.sim.BotUserID(), "DATABASE_URL": dbURL,
-			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}
-		f := benchFeature(role, durable)
-		cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, f)
-		if err != nil {
-			return nil, err
-		}
-		a, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler), f)
-		if err != nil {
-			return nil, err
-		}
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- a.Run(runCtx) }()
-		stop := func() { cancel(); <-done }
-		if err := waitReady(a.AdminAddr()); err != nil {
-			stop()
-			return nil, err
-		}
-		return stop, nil
+		return startHerald(ctx, w, dbURL, benchFeature(role, durable))
 	}
 }
 
-// emptyTables starts each run from empty job and ledger tables, so no run
-// pays for the rows (and index pages) an earlier one left.
+// startHerald builds herald with app.New exactly as `herald run` does,
+// plus extra features, on w and an emptied dbURL, and returns once it is
+// ready.
+func startHerald(ctx context.Context, w *world, dbURL string, extra ...feature.Feature) (stop func(), err error) {
+	if err := emptyTables(ctx, dbURL); err != nil {
+		return nil, err
+	}
+	env := map[string]string{"DISCORD_TOKEN": w.token, "DISCORD_APP_ID": w.sim.BotUserID(), "DATABASE_URL": dbURL,
+		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}
+	cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, extra...)
+	if err != nil {
+		return nil, err
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.DiscardHandler), extra...)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	stop = func() { cancel(); <-done }
+	if err := waitReady(a.AdminAddr()); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
+// emptyTables starts each run from empty tables (all but the migrations'
+// own), so no run pays for the rows (and index pages) an earlier one
+// left.
 func emptyTables(ctx context.Context, dbURL string) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return fmt.Errorf("bench database: %w", errors.Unwrap(err))
 	}
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `TRUNCATE river_job, interaction_ledger, interaction_outbox, interaction_messages`)
+	var tables string
+	if err := conn.QueryRow(ctx, `SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables
+		WHERE schemaname = current_schema() AND tablename NOT IN ('river_migration', 'herald_schema_migrations')`).Scan(&tables); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, `TRUNCATE `+tables)
 	return err
 }
 
@@ -268,20 +280,7 @@ func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, 
 		ms = append(ms, *st.AckLatencyMS)
 	}
 	slices.Sort(ms)
-	lat.P50MS, lat.P95MS, lat.P99MS = percentile(ms, 50, n), percentile(ms, 95, n), percentile(ms, 99, n)
+	// An interaction never answered counts as beyond Discord's deadline.
+	lat.P50MS, lat.P95MS, lat.P99MS = rank(ms, 50, n, 3000), rank(ms, 95, n, 3000), rank(ms, 99, n, 3000)
 	return lat, nil
-}
-
-// percentile of all n interactions, counting those never answered as
-// slower than any answered one (so a missed deadline raises p99).
-func percentile(sorted []float64, p float64, n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	i := int(float64(n)*p/100+0.5) - 1
-	i = max(i, 0)
-	if i >= len(sorted) {
-		return 3000 // beyond Discord's deadline
-	}
-	return sorted[i]
 }

@@ -41,17 +41,17 @@ func TestAckRunsBothHandlers(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
+func TestRank(t *testing.T) {
 	t.Parallel()
 	sorted := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	if p := percentile(sorted, 50, 10); p != 5 {
+	if p := rank(sorted, 50, 10, 3000); p != 5 {
 		t.Errorf("p50 = %v", p)
 	}
-	if p := percentile(sorted, 99, 10); p != 10 {
+	if p := rank(sorted, 99, 10, 3000); p != 10 {
 		t.Errorf("p99 = %v", p)
 	}
-	// Two of ten never answered: p95 is past the deadline.
-	if p := percentile(sorted[:8], 95, 10); p != 3000 {
+	// Two of ten never answered: p95 is the missing value.
+	if p := rank(sorted[:8], 95, 10, 3000); p != 3000 {
 		t.Errorf("p95 with missed answers = %v", p)
 	}
 }

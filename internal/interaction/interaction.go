@@ -12,6 +12,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/i18n"
@@ -48,6 +49,10 @@ type Interaction struct {
 // the fast path discards what the handler wrote and sends nothing, since
 // the first delivery was answered.
 var ErrReplay = errors.New("interaction: already handled (a replay)")
+
+// DB is the fast path's own pool, for a handler's reads: job workers
+// busy on the job pool never delay an answer.
+func (in *Interaction) DB() *pgxpool.Pool { return in.fp.o.DB }
 
 // Tx returns the fast-path transaction, beginning it on first use. The
 // fast path commits it before answering, together with the work the

@@ -41,7 +41,7 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 		return badChoice(in, mode, modes), nil
 	}
 	var id int64
-	err := d.db.QueryRow(ctx, `INSERT INTO rolemenus (guild_id, name, style, mode, description) VALUES ($1, $2, $3, $4, $5)
+	err := in.DB().QueryRow(ctx, `INSERT INTO rolemenus (guild_id, name, style, mode, description) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (guild_id, name) DO NOTHING RETURNING id`, in.GuildID, name, style, mode, strings.TrimSpace(o.String("description"))).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return say(in, "exists", map[string]any{"Name": name}), nil
@@ -322,7 +322,7 @@ func (d *deps) deleteMenu(ctx context.Context, in *interaction.Interaction) (*di
 
 // list answers with the guild's menus.
 func (d *deps) list(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	rows, err := d.db.Query(ctx, `SELECT m.name, m.style, m.mode, m.channel_id, m.state,
+	rows, err := in.DB().Query(ctx, `SELECT m.name, m.style, m.mode, m.channel_id, m.state,
 		(SELECT count(*) FROM rolemenu_options o WHERE o.menu_id = m.id)
 		FROM rolemenus m WHERE guild_id = $1 ORDER BY name`, in.GuildID)
 	if err != nil {
@@ -355,7 +355,7 @@ func (d *deps) list(ctx context.Context, in *interaction.Interaction) (*discordg
 // typed so far.
 func (d *deps) autocompleteMenu(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	_, typed := in.Options().Focused()
-	rows, err := d.db.Query(ctx, `SELECT name FROM rolemenus WHERE guild_id = $1 AND name ILIKE '%' || $2 || '%' ORDER BY name LIMIT 25`,
+	rows, err := in.DB().Query(ctx, `SELECT name FROM rolemenus WHERE guild_id = $1 AND name ILIKE '%' || $2 || '%' ORDER BY name LIMIT 25`,
 		in.GuildID, escapeLike(typed))
 	if err != nil {
 		return nil, err

@@ -90,6 +90,7 @@ func build(k feature.Kit) error {
 		r.Component(selectID, d.click)
 	})
 	work.Register(k.Jobs, &configWorker{deps: d})
+	work.Register(k.Jobs, &clickWorker{deps: d})
 	work.Register(k.Jobs, &applyWorker{deps: d})
 	work.Register(k.Jobs, &publishWorker{deps: d})
 	work.Register(k.Jobs, &expireWorker{deps: d})

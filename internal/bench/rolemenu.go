@@ -1,0 +1,420 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+// RoleMenuResult is what `herald bench rolemenu --json` prints. Times
+// are wall-clock milliseconds on the time-scaled simulator; divide by
+// TimeScale for Discord's unscaled time. Ratios are the same either way.
+type RoleMenuResult struct {
+	TimeScale float64 `json:"time_scale"`
+	Members   int     `json:"members"`
+	Clicks    int     `json:"clicks"`
+	// ClickRate is the clicks sent per wall-clock second.
+	ClickRate int `json:"click_rate"`
+	// Acked counts clicks answered within Discord's (scaled) 3 seconds.
+	Acked int `json:"acked"`
+	// Applied counts clicks whose role change the simulator made.
+	Applied int `json:"applied"`
+	// Click-to-role-applied latency: from the click to the simulator's
+	// answer to the role change it asked for.
+	AppliedP50MS float64 `json:"applied_p50_ms"`
+	AppliedP99MS float64 `json:"applied_p99_ms"`
+	// The same for the earliest the member-role bucket allows: every
+	// change sent the moment its click arrives or the bucket has room, in
+	// click order.
+	MinimumP50MS float64 `json:"minimum_p50_ms"`
+	MinimumP99MS float64 `json:"minimum_p99_ms"`
+	RatioP50     float64 `json:"ratio_p50"`
+	RatioP99     float64 `json:"ratio_p99"`
+	// CallsPerClick counts every request the clicks caused (answers,
+	// role changes, member and role reads, reply edits) per click; a click
+	// needs at least 3: its answer, its role change and its reply.
+	CallsPerClick     float64        `json:"calls_per_click"`
+	ClickCallsByRoute map[string]int `json:"click_calls_by_route"`
+	// RepliesExpired counts reply edits Discord refused because the
+	// interaction's 15-minute token had run out while the change waited
+	// for the bucket.
+	RepliesExpired int `json:"replies_expired"`
+	RateLimited    int `json:"rate_limited"`
+	// ConfigChanges quick option edits to a published menu, and what each
+	// cost; a bot editing the message on every change spends 2 (the
+	// answer and the edit), the least is 1 plus one edit for them all.
+	ConfigChanges          int            `json:"config_changes"`
+	CallsPerConfigChange   float64        `json:"calls_per_config_change"`
+	MinimumPerConfigChange float64        `json:"minimum_calls_per_config_change"`
+	NaivePerConfigChange   float64        `json:"naive_calls_per_config_change"`
+	MessageEdits           int            `json:"message_edits"`
+	ConfigCallsByRoute     map[string]int `json:"config_calls_by_route"`
+}
+
+// Unscaled limits of the role-menu bench: Discord's member-role bucket
+// (PUT and DELETE .../members/{user}/roles/{role}, per guild).
+const (
+	memberRoleLimit  = 10
+	memberRoleWindow = 10 * time.Second
+	memberRoleRoute  = "/guilds/{guild_id}/members/{user_id}/roles/{role_id}"
+	messageEditRoute = "/channels/{channel_id}/messages/{message_id}"
+)
+
+// RunRoleMenu sets up a two-option menu through herald's own commands,
+// edits it quickly configChanges times, then has members click both
+// options (clicks = 2 × members, every click one role to add) at rate a
+// second, on one simulator at scale with Discord's
+// default limits. dbURL is a migrated database herald may fill.
+func RunRoleMenu(ctx context.Context, dbURL string, scale float64, members, configChanges, rate int) (RoleMenuResult, error) {
+	res := RoleMenuResult{TimeScale: scale, Members: members, ConfigChanges: configChanges, ClickRate: rate}
+	w, err := newWorld(scale, nil)
+	if err != nil {
+		return res, err
+	}
+	defer w.close()
+	f := sim.Fixture{Name: "rolemenu", Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}, {Name: "admin", Type: 0}},
+		Roles: []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}, {Name: "events", Permissions: "0", Position: 2}}}
+	for i := range members {
+		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
+	}
+	g, err := w.sim.LoadFixture(f)
+	if err != nil {
+		return res, err
+	}
+	stop, err := startHerald(ctx, w, dbURL)
+	if err != nil {
+		return res, err
+	}
+	defer stop()
+
+	menu, err := setUpMenu(w, g)
+	if err != nil {
+		return res, err
+	}
+	if err := res.configure(w, g, menu); err != nil {
+		return res, err
+	}
+	err = res.click(w, g, menu)
+	return res, err
+}
+
+// publishedMenu is the menu's message and its two buttons.
+type publishedMenu struct {
+	channelID, messageID string
+	buttons              []string // custom ids, one per role in g.Roles order
+}
+
+// admin runs one slash command as the guild's owner in #admin and
+// returns the interaction's id.
+func admin(w *world, g sim.FixtureResult, name string, options ...any) (string, error) {
+	in, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channels[1].ID, UserID: g.Members[0].ID,
+		Kind: "command", Name: name, Options: options})
+	return in.ID, err
+}
+
+// sub nests options under a subcommand (or group) as Discord sends them.
+func sub(name string, options ...any) map[string]any {
+	typ := discordgo.ApplicationCommandOptionSubCommand
+	if len(options) > 0 {
+		if o, ok := options[0].(map[string]any); ok && o["options"] != nil {
+			typ = discordgo.ApplicationCommandOptionSubCommandGroup
+		}
+	}
+	return map[string]any{"type": int(typ), "name": name, "options": options}
+}
+
+func opt(t discordgo.ApplicationCommandOptionType, name, value string) map[string]any {
+	return map[string]any{"type": int(t), "name": name, "value": value}
+}
+
+// setUpMenu creates the menu "bench" with both roles and publishes it in
+// #roles, as an admin would, and waits for its message.
+func setUpMenu(w *world, g sim.FixtureResult) (publishedMenu, error) {
+	str, role, ch := discordgo.ApplicationCommandOptionString, discordgo.ApplicationCommandOptionRole, discordgo.ApplicationCommandOptionChannel
+	steps := [][]any{{sub("create", opt(str, "name", "bench"))}}
+	for _, r := range g.Roles {
+		steps = append(steps, []any{sub("option", sub("add", opt(str, "menu", "bench"), opt(role, "role", r.ID)))})
+	}
+	steps = append(steps, []any{sub("publish", opt(str, "menu", "bench"), opt(ch, "channel", g.Channels[0].ID))})
+	for _, s := range steps {
+		id, err := admin(w, g, "rolemenu", s...)
+		if err != nil {
+			return publishedMenu{}, err
+		}
+		// Each step needs the one before: wait for its reply.
+		if err := until(10*time.Second, "the reply to "+fmt.Sprint(s), func() bool { return replied(w, id) }); err != nil {
+			return publishedMenu{}, err
+		}
+	}
+	var m publishedMenu
+	err := until(10*time.Second, "the published menu", func() bool {
+		var ok bool
+		m, ok = readMenu(w, g, func(b []discordgo.Button) bool { return len(b) == len(g.Roles) })
+		return ok
+	})
+	return m, err
+}
+
+// readMenu finds the menu's message in #roles when its buttons satisfy ok.
+func readMenu(w *world, g sim.FixtureResult, ok func([]discordgo.Button) bool) (publishedMenu, bool) {
+	msgs, _ := w.sim.Messages(g.Channels[0].ID)
+	for _, raw := range msgs {
+		b, _ := json.Marshal(raw)
+		var msg discordgo.Message
+		if json.Unmarshal(b, &msg) != nil {
+			continue
+		}
+		var bs []discordgo.Button
+		for _, row := range msg.Components {
+			if r, isRow := row.(*discordgo.ActionsRow); isRow {
+				for _, c := range r.Components {
+					if btn, isButton := c.(*discordgo.Button); isButton {
+						bs = append(bs, *btn)
+					}
+				}
+			}
+		}
+		if ok(bs) {
+			m := publishedMenu{channelID: msg.ChannelID, messageID: msg.ID}
+			for _, b := range bs {
+				m.buttons = append(m.buttons, b.CustomID)
+			}
+			return m, true
+		}
+	}
+	return publishedMenu{}, false
+}
+
+// replied reports whether the interaction's original response has
+// content: an answer, or a deferred one filled by a job.
+func replied(w *world, id string) bool {
+	st, _ := w.sim.Interaction(id)
+	return st.Original != nil && st.Original["content"] != ""
+}
+
+// configure makes ConfigChanges quick label edits, one after another, to the published menu
+// and counts what they cost until the message shows the last one and no
+// further edit follows.
+func (res *RoleMenuResult) configure(w *world, g sim.FixtureResult, m publishedMenu) error {
+	str, role := discordgo.ApplicationCommandOptionString, discordgo.ApplicationCommandOptionRole
+	since := time.Now()
+	ids := make([]string, 0, res.ConfigChanges)
+	for i := range res.ConfigChanges {
+		id, err := admin(w, g, "rolemenu", sub("option", sub("edit", opt(str, "menu", "bench"), opt(role, "role", g.Roles[0].ID),
+			opt(str, "label", fmt.Sprintf("News %d", i)))))
+		if err != nil {
+			return err
+		}
+		// An admin sends the next command once the last is answered:
+		// sent at once, they would take the menu's lock in any order.
+		if err := until(5*time.Second, "the answer to an edit", func() bool { st, _ := w.sim.Interaction(id); return st.Acked }); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	last := fmt.Sprintf("News %d", res.ConfigChanges-1)
+	err := until(30*time.Second, "the menu showing "+last, func() bool {
+		_, ok := readMenu(w, g, func(bs []discordgo.Button) bool {
+			return slices.ContainsFunc(bs, func(b discordgo.Button) bool { return b.Label == last })
+		})
+		return ok && !slices.ContainsFunc(ids, func(id string) bool { return !replied(w, id) })
+	})
+	if err != nil {
+		return err
+	}
+	// A second edit would come after the publish delay (1 s): wait it out.
+	time.Sleep(1500 * time.Millisecond)
+	res.ConfigCallsByRoute = map[string]int{}
+	calls := 0
+	for _, r := range w.sim.Requests() {
+		if r.Time.Before(since) {
+			continue
+		}
+		calls++
+		res.ConfigCallsByRoute[r.Method+" "+r.Route]++
+	}
+	res.MessageEdits = res.ConfigCallsByRoute[http.MethodPatch+" "+messageEditRoute]
+	res.CallsPerConfigChange = float64(calls) / float64(res.ConfigChanges)
+	res.MinimumPerConfigChange = float64(res.ConfigChanges+1) / float64(res.ConfigChanges)
+	res.NaivePerConfigChange = 2
+	return nil
+}
+
+// sent is one click: who, which role it adds, when it was sent.
+type sent struct {
+	id, user, role string
+	at             time.Time
+}
+
+// click has every member click the first option, then every member the
+// second, at ClickRate, and waits until each
+// click's role is applied and its reply settled.
+func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu) error {
+	since := time.Now()
+	var clicks []sent
+	start := time.Now()
+	for opt, customID := range m.buttons {
+		for _, member := range g.Members[1 : res.Members+1] {
+			// Paced by the schedule, so a slow send catches up.
+			time.Sleep(time.Until(start.Add(time.Duration(len(clicks)) * time.Second / time.Duration(res.ClickRate))))
+			at := time.Now()
+			in, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: m.channelID, UserID: member.ID,
+				Kind: "component", CustomID: customID, MessageID: m.messageID})
+			if err != nil {
+				return err
+			}
+			clicks = append(clicks, sent{id: in.ID, user: member.ID, role: g.Roles[opt].ID, at: at})
+		}
+	}
+	res.Clicks = len(clicks)
+	window := time.Duration(float64(memberRoleWindow) * res.TimeScale)
+	arrivals := make([]time.Time, len(clicks))
+	for i, c := range clicks {
+		arrivals[i] = c.at
+	}
+	minimum := earliest(arrivals, memberRoleLimit, window)
+	// Generous: three times what the bucket needs, plus a second for the
+	// jobs to start.
+	deadline := 3*(minimum[len(minimum)-1]+clicks[len(clicks)-1].at.Sub(clicks[0].at)) + 10*time.Second
+	applied := map[string]time.Time{}
+	settled := func() bool {
+		for _, r := range w.sim.Requests() {
+			if r.Time.After(since) && r.Method == http.MethodPut && r.Route == memberRoleRoute && r.Status == http.StatusNoContent {
+				if _, seen := applied[r.Path]; !seen {
+					applied[r.Path] = r.Time
+				}
+			}
+		}
+		if len(applied) < len(clicks) {
+			return false
+		}
+		for _, c := range clicks {
+			if !replied(w, c.id) && !res.expired(w, c) {
+				return false
+			}
+		}
+		return true
+	}
+	if err := until(deadline, "every click applied and answered", settled); err != nil {
+		answered, acked := 0, 0
+		for _, c := range clicks {
+			if replied(w, c.id) {
+				answered++
+			}
+			if st, _ := w.sim.Interaction(c.id); st.Acked {
+				acked++
+			}
+		}
+		return fmt.Errorf("%w: %d of %d clicks applied, %d acked, %d answered", err, len(applied), len(clicks), acked, answered)
+	}
+	var got []float64
+	for _, c := range clicks {
+		if st, _ := w.sim.Interaction(c.id); st.Acked && st.AckLatencyMS != nil && *st.AckLatencyMS <= 3000*res.TimeScale {
+			res.Acked++
+		}
+		if at, ok := applied[fmt.Sprintf("/guilds/%s/members/%s/roles/%s", g.ID, c.user, c.role)]; ok {
+			res.Applied++
+			got = append(got, ms(at.Sub(c.at)))
+		}
+		if res.expired(w, c) {
+			res.RepliesExpired++
+		}
+	}
+	var least []float64
+	for _, d := range minimum {
+		least = append(least, ms(d))
+	}
+	slices.Sort(got)
+	slices.Sort(least)
+	n := len(clicks)
+	res.AppliedP50MS, res.AppliedP99MS = rank(got, 50, n, math.Inf(1)), rank(got, 99, n, math.Inf(1))
+	res.MinimumP50MS, res.MinimumP99MS = rank(least, 50, n, math.Inf(1)), rank(least, 99, n, math.Inf(1))
+	res.RatioP50, res.RatioP99 = res.AppliedP50MS/res.MinimumP50MS, res.AppliedP99MS/res.MinimumP99MS
+	res.ClickCallsByRoute = map[string]int{}
+	calls := 0
+	for _, r := range w.sim.Requests() {
+		if r.Time.Before(since) {
+			continue
+		}
+		calls++
+		res.ClickCallsByRoute[r.Method+" "+r.Route]++
+		if r.Status == http.StatusTooManyRequests {
+			res.RateLimited++
+		}
+	}
+	res.CallsPerClick = float64(calls) / float64(n)
+	return nil
+}
+
+// tokenTTL is how long an interaction's token lets herald edit its
+// reply, unscaled.
+const tokenTTL = 15 * time.Minute
+
+// expired reports whether the click has no reply and can no longer get
+// one: its token ran out while its change waited for the bucket.
+func (res *RoleMenuResult) expired(w *world, c sent) bool {
+	return !replied(w, c.id) && time.Since(c.at) > time.Duration(float64(tokenTTL)*res.TimeScale)
+}
+
+// earliest is, for clicks sent at arrivals (in order), the least time
+// from each click to its role change under a fixed window of limit
+// changes that opens with its first request: each change goes, in click
+// order, the moment its click arrives or when the full window ends.
+func earliest(arrivals []time.Time, limit int, window time.Duration) []time.Duration {
+	out := make([]time.Duration, len(arrivals))
+	var opened, last time.Time
+	used := 0
+	for i, a := range arrivals {
+		at := a
+		if at.Before(last) {
+			at = last
+		}
+		switch {
+		case opened.IsZero() || !at.Before(opened.Add(window)):
+			opened, used = at, 0
+		case used == limit:
+			at = opened.Add(window)
+			opened, used = at, 0
+		}
+		used++
+		last = at
+		out[i] = at.Sub(a)
+	}
+	return out
+}
+
+// rank is the p-th percentile of n values of which sorted are the ones
+// observed; the rest count as missing, slower than any observed.
+func rank(sorted []float64, p float64, n int, missing float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	i := max(int(float64(n)*p/100+0.5)-1, 0)
+	if i >= len(sorted) {
+		return missing
+	}
+	return sorted[i]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// until polls cond every 20 ms for at most d.
+func until(d time.Duration, what string, cond func() bool) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("waited %s for %s", d, strings.TrimSpace(what))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+)
+
+// Twenty members click both options of a menu set up through herald's
+// commands: every click is answered in time and applied once, no faster
+// than the member-role bucket allows; five quick edits make one message
+// edit.
+func TestRoleMenuRun(t *testing.T) {
+	t.Parallel()
+	res, err := RunRoleMenu(t.Context(), storetest.URL(t), 0.05, 20, 5, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Clicks != 40 || res.Acked != 40 || res.Applied != 40 {
+		t.Errorf("clicks %d, acked %d, applied %d; want 40 each", res.Clicks, res.Acked, res.Applied)
+	}
+	if n := res.ClickCallsByRoute["PUT "+memberRoleRoute]; n != 40 {
+		t.Errorf("%d role changes for 40 clicks, want 40 (one each, none repeated)", n)
+	}
+	if res.RatioP50 < 1 || res.RatioP99 < 1 || math.IsInf(res.RatioP99, 0) {
+		t.Errorf("ratios to the minimum p50 %.3f, p99 %.3f: below 1 means the minimum is wrong", res.RatioP50, res.RatioP99)
+	}
+	if res.CallsPerClick < 3 {
+		t.Errorf("%.2f calls per click; every click needs at least 3", res.CallsPerClick)
+	}
+	if res.MessageEdits != 1 {
+		t.Errorf("5 quick edits made %d message edits, want 1", res.MessageEdits)
+	}
+}
+
+// The minimum sends each change when its click arrives, or when the full
+// window ends, in click order.
+func TestEarliest(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(0, 0)
+	at := func(ms ...int) []time.Time {
+		var out []time.Time
+		for _, m := range ms {
+			out = append(out, t0.Add(time.Duration(m)*time.Millisecond))
+		}
+		return out
+	}
+	// A limit of 2 per 100 ms: the third click waits for the window to
+	// end, the fourth goes with it, the fifth after the window it opened.
+	got := earliest(at(0, 10, 20, 30, 250), 2, 100*time.Millisecond)
+	want := []time.Duration{0, 0, 80 * time.Millisecond, 70 * time.Millisecond, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("earliest = %v, want %v", got, want)
+	}
+}
