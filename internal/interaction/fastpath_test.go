@@ -215,7 +215,7 @@ func TestUnknownControlsAreAnsweredAsOutdated(t *testing.T) {
 	for _, tc := range []struct{ customID, locale, want string }{
 		{"not a herald id", "de", "nicht mehr aktuell"},
 		{"desk:2:open", "fr", "plus à jour"}, // a version herald does not have
-		{"rolemenu:1:pick:1:2", "ko", "더 이상"},   // a feature that is not there
+		{"polls:1:vote:1", "ko", "더 이상"},     // a feature that is not there
 		{"desk:01:open", "en-US", "out of date"},
 	} {
 		got := h.As("bob").Locale(tc.locale).Click(msg, tc.customID).Reply()
