@@ -33,6 +33,7 @@ import (
 	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/tickets"
+	"github.com/herald-bot/herald/internal/webhookproxy"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/locales"
 )
@@ -43,6 +44,7 @@ func Features() []feature.Feature {
 		status.Feature(),
 		rolemenu.Feature(),
 		tickets.Feature(),
+		webhookproxy.Feature(),
 	}
 }
 
@@ -102,6 +104,7 @@ type App struct {
 	metrics  *prometheus.Registry
 	gateway  atomic.Pointer[gateway.Session] // set once Run connects
 	events   *gateway.Events                 // the features' event handlers
+	services *feature.Services               // the features' servers and loops
 	admin    *http.Server
 	adminLn  net.Listener
 }
@@ -111,7 +114,7 @@ type App struct {
 // with the River client and the fast path, and binds the admin HTTP port.
 // Nothing runs until Run.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feature.Feature) (_ *App, err error) {
-	a := &App{cfg: cfg, log: log, registry: work.NewRegistry()}
+	a := &App{cfg: cfg, log: log, registry: work.NewRegistry(), services: &feature.Services{}}
 	defer func() {
 		if err != nil {
 			a.close()
@@ -148,7 +151,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	mux := interaction.NewMux()
 	a.events = &gateway.Events{}
 	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
-		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events,
+		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services,
 		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow)}
 	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
 		return nil, err
@@ -185,6 +188,10 @@ func (a *App) Deliver(i *discordgo.Interaction) { a.fastPath.Handle(i) }
 // AdminAddr is the address the admin HTTP server listens on.
 func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }
 
+// ServiceAddr is the address a feature's service listens on ("" when it
+// does not), e.g. "webhookproxy".
+func (a *App) ServiceAddr(name string) string { return a.services.Addr(name) }
+
 // Run serves until ctx is cancelled, then shuts down gracefully: it stops
 // fetching jobs, lets running ones finish within the shutdown timeout and
 // closes the database last.
@@ -211,12 +218,18 @@ func (a *App) Run(ctx context.Context) error {
 	wctx, cancelWriters := context.WithCancel(context.WithoutCancel(ctx))
 	written := make(chan struct{})
 	go func() { a.writer.Run(wctx, groupWriters); close(written) }()
+	// Features' services stop before the work they feed: what a service
+	// accepted is committed before River stops.
+	sctx, cancelServices := context.WithCancel(context.WithoutCancel(ctx))
+	servicesDone := a.services.Start(sctx)
 	stopWork := func() error {
+		cancelServices()
+		serr := servicesDone()
 		cancelWriters()
 		<-written
 		cancelDispatch()
 		<-dispatched
-		return a.stopRiver(kinds)
+		return errors.Join(serr, a.stopRiver(kinds))
 	}
 	gateway.RouteLibraryLogs(a.log)
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), a.cfg.DiscordAPI)
@@ -314,6 +327,7 @@ func (a *App) close() {
 	if a.adminLn != nil {
 		a.adminLn.Close()
 	}
+	a.services.Close()
 	if a.migrator != nil {
 		a.migrator.Close()
 	}

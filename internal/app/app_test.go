@@ -14,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
@@ -217,5 +218,45 @@ func TestRegisterCommandsSendsTheFeaturesDeclarations(t *testing.T) {
 	}
 	if puts != 1 {
 		t.Errorf("%d successful bulk overwrites, want 1: %+v", puts, reqs)
+	}
+}
+
+// A feature's service listens from New on, runs while herald runs and is
+// stopped with it; the app tells its address.
+func TestFeatureServices(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	running, stopped := make(chan struct{}), make(chan struct{})
+	svc := feature.Feature{Name: "svc", Build: func(k feature.Kit) error {
+		ln, err := k.Services.Listen("svc", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		k.Services.Run("svc", func(ctx context.Context) error {
+			defer close(stopped)
+			close(running)
+			<-ctx.Done()
+			return ln.Close()
+		})
+		return nil
+	}}
+	a, err := New(ctx, testConfig(t, storetest.URL(t)), slog.New(slog.DiscardHandler), svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ServiceAddr("svc") == "" {
+		t.Fatal("no address for the service")
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	<-running
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Error("Run returned before the service stopped")
 	}
 }

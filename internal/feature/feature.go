@@ -1,9 +1,9 @@
 // Package feature is the contract between herald and its features (role
 // menus, tickets, the webhook proxy, the admin views). A feature is one
-// package that declares a Feature — its commands, settings, routes and
-// jobs — and one line in internal/app's list; `herald run`,
-// `register-commands`, `bench` and the test harness all build herald from
-// that list the same way.
+// package that declares a Feature — its commands, settings, routes, jobs
+// and services (a server on a port of its own) — and one line in
+// internal/app's list; `herald run`, `register-commands`, `bench` and the
+// test harness all build herald from that list the same way.
 package feature
 
 import (
@@ -59,6 +59,9 @@ type Kit struct {
 	// window; Events takes handlers of gateway events.
 	Roles  *guildroles.Reader
 	Events *gateway.Events
+	// Services takes the feature's long-running parts (a server on a port
+	// of its own), run from herald's start to its graceful stop.
+	Services *Services
 }
 
 // Commands merges the features' declarations into the list Discord gets.

@@ -53,7 +53,12 @@ type call struct {
 	query  url.Values
 	body   any               // JSON-encoded when not nil
 	files  []*discordgo.File // sent as multipart/form-data with payload_json
-	reason string            // X-Audit-Log-Reason for moderation calls
+	// raw is a body already encoded as rawType (JSON or multipart), sent
+	// as it is: what a proxy relays.
+	raw     []byte
+	rawType string
+	header  http.Header // sent as they are, beside the client's own
+	reason  string      // X-Audit-Log-Reason for moderation calls
 	// token says the path carries a webhook or interaction token that
 	// authenticates the call; the bot token is then not sent, so a 401
 	// condemns that webhook, not the bot.
@@ -72,6 +77,8 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	var body io.Reader
 	contentType := ""
 	switch {
+	case cl.rawType != "":
+		contentType, body = cl.rawType, bytes.NewReader(cl.raw)
 	case len(cl.files) > 0:
 		ct, b, err := discordgo.MultipartBodyWithJSON(cl.body, cl.files)
 		if err != nil {
@@ -96,6 +103,9 @@ func (c *Client) do(ctx context.Context, cl call, out any) error {
 	if err != nil {
 		// The URL may hold a token: name only the method.
 		return fmt.Errorf("discord: %s: build request: %w", cl.method, errors.Unwrap(err))
+	}
+	for k, v := range cl.header {
+		req.Header[k] = v
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)

@@ -143,6 +143,16 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 			return nil, err
 		}
 	}
+	rendered, err := s.postAsWebhook(rq, w, body)
+	if err != nil || rq.r.URL.Query().Get("wait") != "true" {
+		return nil, err
+	}
+	return rendered, nil
+}
+
+// postAsWebhook posts body as w, under the username and avatar_url it
+// overrides, into w's channel or the thread thread_id names.
+func (s *Server) postAsWebhook(rq *request, w *webhook, body *messageBody) (any, *apiError) {
 	c, err := s.webhookTarget(rq, w)
 	if err != nil {
 		return nil, err
@@ -157,11 +167,34 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 		sum := md5.Sum([]byte(body.AvatarURL))
 		m.avatar = hex.EncodeToString(sum[:])
 	}
-	rendered := s.postMessage(rq, c, m)
-	if rq.r.URL.Query().Get("wait") != "true" {
-		return nil, nil
+	return s.postMessage(rq, c, m), nil
+}
+
+// executeSlackWebhook is Discord's Slack-compatible execute: text,
+// username and icon_url become the message's content, author name and
+// avatar (Slack attachments are not rendered here). Discord answers 200
+// with the JSON string "ok", whatever wait says.
+func executeSlackWebhook(s *Server, rq *request) (any, *apiError) {
+	w, err := s.lookupWebhook(rq)
+	if err != nil {
+		return nil, err
 	}
-	return rendered, nil
+	var slack struct {
+		Text     *string `json:"text"`
+		Username *string `json:"username"`
+		IconURL  string  `json:"icon_url"`
+	}
+	if err := rq.decode(&slack); err != nil {
+		return nil, err
+	}
+	body := &messageBody{Content: slack.Text, Username: slack.Username, AvatarURL: slack.IconURL}
+	if err := body.validate("", 0, true); err != nil {
+		return nil, err
+	}
+	if _, err := s.postAsWebhook(rq, w, body); err != nil {
+		return nil, err
+	}
+	return "ok", nil
 }
 
 // webhookMessage finds a message sent by the webhook (or, for the
@@ -214,5 +247,43 @@ func deleteWebhookMessage(s *Server, rq *request) (any, *apiError) {
 		return nil, err
 	}
 	s.deleteMessageEmit(rq, m)
+	return nil, nil
+}
+
+// githubEvents are the X-GitHub-Event values Discord posts a message for
+// (docs: Execute GitHub-Compatible Webhook); it answers 204 to others and
+// posts nothing.
+var githubEvents = map[string]bool{
+	"commit_comment": true, "create": true, "delete": true, "fork": true, "issue_comment": true, "issues": true,
+	"member": true, "public": true, "pull_request": true, "pull_request_review": true, "pull_request_review_comment": true,
+	"push": true, "release": true, "watch": true, "check_run": true, "check_suite": true, "discussion": true, "discussion_comment": true,
+}
+
+// executeGitHubWebhook is Discord's GitHub-compatible execute. Discord
+// renders each event as an embed of its own wording; the simulator posts
+// one embed titled "[<repository>] <event>", enough to tell which event
+// arrived from which repository.
+func executeGitHubWebhook(s *Server, rq *request) (any, *apiError) {
+	w, err := s.lookupWebhook(rq)
+	if err != nil {
+		return nil, err
+	}
+	var gh struct {
+		Repository struct {
+			FullName string `json:"full_name"`
+		} `json:"repository"`
+	}
+	if err := rq.decode(&gh); err != nil {
+		return nil, err
+	}
+	event := rq.r.Header.Get("X-GitHub-Event")
+	if !githubEvents[event] {
+		return nil, nil
+	}
+	title := "[" + gh.Repository.FullName + "] " + event
+	embeds := []any{map[string]any{"title": title}}
+	if _, err := s.postAsWebhook(rq, w, &messageBody{Embeds: &embeds}); err != nil {
+		return nil, err
+	}
 	return nil, nil
 }

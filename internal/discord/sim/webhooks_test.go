@@ -1,11 +1,14 @@
 package sim_test
 
 import (
+	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
 func (w *world) webhook(t *testing.T, ch string) (id, token string) {
@@ -121,3 +124,51 @@ func TestApplicationInfo(t *testing.T) {
 	}
 	wantError(t, w.DoInvalidAs("GET", "/applications/@me", "", nil), 401, 0)
 }
+
+func TestSlackCompatibleWebhook(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("general")
+	id, token := w.webhook(t, ch)
+	r := w.DoAs("POST", "/webhooks/"+id+"/"+token+"/slack?wait=true", "", map[string]any{
+		"text": "disk full", "username": "alertmanager", "icon_url": "https://example.com/a.png"})
+	wantStatus(t, r, 200)
+	if string(r.Body) != `"ok"` && string(r.Body) != "\"ok\"\n" {
+		t.Fatalf("answer %q, want the JSON string ok", r.Body)
+	}
+	msgs := w.Messages(ch)
+	m := msgs[len(msgs)-1]
+	if m.Content != "disk full" || m.Author.Username != "alertmanager" || m.Author.Avatar == "" || m.WebhookID != id {
+		t.Fatalf("message %+v by %+v", m, m.Author)
+	}
+	wantError(t, w.DoAs("POST", "/webhooks/"+id+"/nope/slack", "", map[string]any{"text": "x"}), 401, 50027)
+	w.Clock.Advance(2 * time.Second)
+	wantError(t, w.DoInvalidAs("POST", "/webhooks/"+id+"/"+token+"/slack", "", map[string]any{"text": ""}), 400, 50006)
+}
+
+func TestGitHubCompatibleWebhook(t *testing.T) {
+	w := newWorld(t)
+	ch := w.g.Channel("general")
+	id, token := w.webhook(t, ch)
+	push := func(event string) *simtest.Response {
+		req, _ := http.NewRequest("POST", "https://discord.com/api/v10/webhooks/"+id+"/"+token+"/github?wait=true",
+			strings.NewReader(githubPayload))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-GitHub-Event", event)
+		return w.Send(req)
+	}
+	before := len(w.Messages(ch))
+	wantStatus(t, push("push"), 204)
+	msgs := w.Messages(ch)
+	if len(msgs) != before+1 || len(msgs[len(msgs)-1].Embeds) != 1 || msgs[len(msgs)-1].Embeds[0].Title != "[herald-bot/herald] push" {
+		t.Fatalf("messages after a push: %d, last %+v", len(msgs), msgs[len(msgs)-1])
+	}
+	wantStatus(t, push("gollum"), 204)
+	if len(w.Messages(ch)) != before+1 {
+		t.Error("an unsupported event posted a message")
+	}
+}
+
+// githubPayload is the part of a GitHub delivery Discord's spec declares.
+const githubPayload = `{"ref": "refs/heads/main",
+	"repository": {"id": 1, "name": "herald", "full_name": "herald-bot/herald", "html_url": "https://github.com/herald-bot/herald"},
+	"sender": {"id": 2, "login": "erin", "html_url": "https://github.com/erin", "avatar_url": "https://github.com/erin.png"}}`

@@ -3,8 +3,9 @@ package spec
 import "encoding/json"
 
 // The exceptions to Discord's OpenAPI document live here, in
-// multipartDecoder (payload_json) and in requestForSpec (what discordgo
-// sends); unions works around the validator itself. Each one covers
+// multipartDecoder (payload_json), in withoutWebhookUploads (files[n] on
+// Execute Webhook) and in requestForSpec (what discordgo sends); unions
+// works around the validator itself. Each one covers
 // something Discord really accepts or sends; nothing else is excused and no
 // route is skipped.
 
@@ -15,6 +16,9 @@ var ignoredHeaders = []string{
 	"X-Audit-Log-Reason",
 	// Discord sends these with 429s; CheckRateLimitHeaders checks them.
 	HeaderScope, HeaderGlobal, HeaderRetryAfter,
+	// GitHub names a delivery's event in it, and Discord's GitHub-compatible
+	// webhook reads it (docs: Execute GitHub-Compatible Webhook).
+	"X-GitHub-Event",
 }
 
 // strictIgnorePaths are the maps in Discord's bodies: objects whose keys are

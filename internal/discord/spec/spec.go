@@ -126,7 +126,7 @@ func findUpward(path string) string {
 // passed separately because callers have usually read r.Body already; r.Body
 // itself is not read.
 func (v *Validator) ValidateRequest(r *http.Request, body []byte) error {
-	body = requestForSpec(r, body)
+	body = requestForSpec(r, withoutWebhookUploads(r, body))
 	req, err := specRequest(r, body)
 	if err != nil {
 		return err

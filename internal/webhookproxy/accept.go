@@ -1,0 +1,368 @@
+package webhookproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Group commit, as work.GroupWriter does it for interactions: every
+// delivery waiting when a writer starts goes into one transaction and
+// one COMMIT — one WAL flush for all of them — so the cost per accepted
+// request falls as the load rises, while a lone request is written at
+// once. No caller is answered before its own row is committed.
+const (
+	acceptMax     = 200             // deliveries in one transaction
+	acceptTimeout = 5 * time.Second // one transaction's deadline
+	acceptWriters = 2
+)
+
+// delivery is one request to accept.
+type delivery struct {
+	target, webhookID, token, threadID, variant, event, service, contentType string
+	body                                                                     []byte
+}
+
+type acceptItem struct {
+	d     delivery
+	state atomic.Int32 // queued, taken by a writer, or abandoned by its caller
+	done  chan acceptResult
+}
+
+const (
+	itemQueued int32 = iota
+	itemTaken
+	itemAbandoned
+)
+
+type acceptResult struct {
+	id  int64
+	err error // an *apiError for a refusal, anything else: not stored
+}
+
+// acceptor writes deliveries in groups.
+type acceptor struct {
+	db       *pgxpool.Pool
+	jobs     *work.Client // inserts only
+	batch    prometheus.Observer
+	maxDepth int
+	maxTotal int
+	queue    chan *acceptItem
+}
+
+func newAcceptor(db *pgxpool.Pool, jobs *work.Client, batch prometheus.Observer, maxDepth, maxTotal int) *acceptor {
+	return &acceptor{db: db, jobs: jobs, batch: batch, maxDepth: maxDepth, maxTotal: maxTotal, queue: make(chan *acceptItem, 4*acceptMax)}
+}
+
+// errStopped means the proxy is stopping and took nothing more.
+var errStopped = errors.New("webhookproxy: stopping")
+
+// accept stores d with whatever else is waiting and returns its id. On
+// an error d is not stored — unless ctx ended after a transaction took
+// it: then the caller is told the proxy is unavailable while d may still
+// land, and a retry may deliver it twice, a gap no HTTP API closes. A
+// request no transaction took yet is withdrawn, never written later.
+func (a *acceptor) accept(ctx context.Context, d delivery) (int64, error) {
+	it := &acceptItem{d: d, done: make(chan acceptResult, 1)}
+	select {
+	case a.queue <- it:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	select {
+	case r := <-it.done:
+		return r.id, r.err
+	case <-ctx.Done():
+		it.state.CompareAndSwap(itemQueued, itemAbandoned)
+		return 0, ctx.Err()
+	}
+}
+
+// run writes queued deliveries until ctx ends, then refuses what is left.
+func (a *acceptor) run(ctx context.Context) {
+	done := make(chan struct{})
+	for range acceptWriters {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case it := <-a.queue:
+					if items := a.gather(it); len(items) > 0 {
+						a.write(items)
+					}
+				}
+			}
+		}()
+	}
+	for range acceptWriters {
+		<-done
+	}
+	for {
+		select {
+		case it := <-a.queue:
+			it.done <- acceptResult{err: errStopped}
+		default:
+			return
+		}
+	}
+}
+
+// gather takes first and the others waiting, up to acceptMax, skipping
+// those their callers withdrew.
+func (a *acceptor) gather(first *acceptItem) []*acceptItem {
+	var items []*acceptItem
+	take := func(it *acceptItem) {
+		if it.state.CompareAndSwap(itemQueued, itemTaken) {
+			items = append(items, it)
+		}
+	}
+	take(first)
+	for len(items) < acceptMax {
+		select {
+		case it := <-a.queue:
+			take(it)
+		default:
+			return items
+		}
+	}
+	return items
+}
+
+// write commits items in one transaction and answers each.
+func (a *acceptor) write(items []*acceptItem) {
+	a.batch.Observe(float64(len(items)))
+	ctx, cancel := context.WithTimeout(context.Background(), acceptTimeout)
+	defer cancel()
+	var results []acceptResult
+	err := pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
+		var err error
+		results, err = a.writeTx(ctx, tx, items)
+		return err
+	})
+	for i, it := range items {
+		if err != nil {
+			it.done <- acceptResult{err: fmt.Errorf("webhookproxy: accept: %w", err)}
+			continue
+		}
+		it.done <- results[i]
+	}
+}
+
+// target is a queue's state as the accepting transaction locked it.
+type target struct {
+	depth int
+	live  bool // a River job drains it
+}
+
+func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]acceptResult, error) {
+	var names, hooks, threads []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if !seen[it.d.target] {
+			seen[it.d.target] = true
+			names, hooks, threads = append(names, it.d.target), append(hooks, it.d.webhookID), append(threads, it.d.threadID)
+		}
+	}
+	hooksKnown, err := knownWebhooks(ctx, tx, hooks)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureTargets(ctx, tx, names, hooks, threads); err != nil {
+		return nil, err
+	}
+	targets, total, err := lockTargets(ctx, tx, names)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]acceptResult, len(items))
+	var admitted []*acceptItem
+	var admittedAt []int
+	for i, it := range items {
+		t := targets[it.d.target]
+		k, isKnown := hooksKnown[it.d.webhookID]
+		switch {
+		case k.dead:
+			results[i].err = errUnknownWebhook
+		case isKnown && k.tokenFP != fingerprint(it.d.token):
+			// Refused here, as Discord would: sent on, a wrong token would
+			// get the webhook itself condemned by the REST engine.
+			results[i].err = errInvalidToken
+		case t.depth >= a.maxDepth || total >= a.maxTotal:
+			results[i].err = queueFull()
+		default:
+			t.depth++
+			total++
+			targets[it.d.target] = t
+			admitted, admittedAt = append(admitted, it), append(admittedAt, i)
+		}
+	}
+	if len(admitted) == 0 {
+		return results, nil
+	}
+	ids, err := insertDeliveries(ctx, tx, admitted)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range admittedAt {
+		results[i].id = ids[k]
+	}
+	added := map[string]int{}
+	for _, it := range admitted {
+		added[it.d.target]++
+	}
+	return results, startDrains(ctx, tx, a.jobs, added, targets)
+}
+
+// queueFull is the answer when a queue is at its bound: Discord's 429
+// shape, so clients wait and retry instead of losing the message.
+func queueFull() *apiError {
+	return &apiError{status: http.StatusTooManyRequests, retryAfter: fullRetryAfter.Seconds()}
+}
+
+// fullRetryAfter is how long a caller refused by a full queue waits: about
+// what a target needs to deliver a few messages at Discord's webhook rate.
+const fullRetryAfter = 2 * time.Second
+
+// known is what earlier deliveries taught about a webhook: whether
+// Discord said it is gone, and the fingerprint of the token it took.
+type known struct {
+	dead    bool
+	tokenFP string
+}
+
+func knownWebhooks(ctx context.Context, tx pgx.Tx, hooks []string) (map[string]known, error) {
+	rows, err := tx.Query(ctx, `SELECT webhook_id, dead_at IS NOT NULL, token_fp FROM webhookproxy_webhooks WHERE webhook_id = ANY($1)`, hooks)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]known{}
+	var id string
+	var k known
+	_, err = pgx.ForEachRow(rows, []any{&id, &k.dead, &k.tokenFP}, func() error {
+		out[id] = k
+		return nil
+	})
+	return out, err
+}
+
+// ensureTargets creates the targets' rows where missing.
+func ensureTargets(ctx context.Context, tx pgx.Tx, names, hooks, threads []string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO webhookproxy_targets (target, webhook_id, thread_id)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1 ON CONFLICT DO NOTHING`, names, hooks, threads)
+	return err
+}
+
+// lockTargets locks the targets' rows, in name order so two writers never
+// deadlock, and sums every target's depth.
+func lockTargets(ctx context.Context, tx pgx.Tx, names []string) (map[string]target, int, error) {
+	rows, err := tx.Query(ctx, `SELECT t.target, t.depth, j.state IS NOT NULL AND j.state NOT IN ('completed', 'cancelled', 'discarded')
+		FROM webhookproxy_targets t LEFT JOIN river_job j ON j.id = t.job_id
+		WHERE t.target = ANY($1) ORDER BY t.target FOR UPDATE OF t`, names)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]target{}
+	var name string
+	var t target
+	_, err = pgx.ForEachRow(rows, []any{&name, &t.depth, &t.live}, func() error {
+		out[name] = t
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int
+	err = tx.QueryRow(ctx, `SELECT coalesce(sum(depth), 0) FROM webhookproxy_targets`).Scan(&total)
+	return out, total, err
+}
+
+// insertDeliveries stores items with ids taken in their order, so a
+// target's queue keeps the order they were accepted in.
+func insertDeliveries(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]int64, error) {
+	n := len(items)
+	rows, err := tx.Query(ctx, `SELECT nextval('webhookproxy_deliveries_id_seq') FROM generate_series(1, $1)`, n)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	var targets, hooks, tokens, fps, threads, variants, events, services, types []string
+	bodies := make([][]byte, 0, n)
+	for _, it := range items {
+		d := it.d
+		targets, hooks, tokens, fps = append(targets, d.target), append(hooks, d.webhookID), append(tokens, d.token), append(fps, fingerprint(d.token))
+		threads, variants, events = append(threads, d.threadID), append(variants, d.variant), append(events, d.event)
+		services, types = append(services, d.service), append(types, d.contentType)
+		bodies = append(bodies, d.body)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO webhookproxy_deliveries
+			(id, target, webhook_id, token, token_fp, thread_id, variant, event, service, content_type, body)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+			$9::text[], $10::text[], $11::bytea[])`,
+		ids, targets, hooks, tokens, fps, threads, variants, events, services, types, bodies)
+	return ids, err
+}
+
+// startDrains adds the new depth to each locked target and gives a River
+// job to every one that has none, in the caller's transaction: a pending
+// delivery is never stored without a job that will reach it.
+// Targets in also that added does not name get a job when they have none.
+func startDrains(ctx context.Context, tx pgx.Tx, jobs *work.Client, added map[string]int, targets map[string]target, also ...string) error {
+	var names []string
+	var counts []int32
+	var params []river.InsertManyParams
+	var idle []string
+	start := func(name string) {
+		if !targets[name].live && !slices.Contains(idle, name) {
+			idle = append(idle, name)
+			params = append(params, river.InsertManyParams{Args: drainArgs{Target: name}})
+		}
+	}
+	for name, n := range added {
+		names, counts = append(names, name), append(counts, int32(n))
+		start(name)
+	}
+	for _, name := range also {
+		start(name)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE webhookproxy_targets t SET depth = t.depth + u.n
+		FROM unnest($1::text[], $2::int[]) AS u(target, n) WHERE t.target = u.target`, names, counts); err != nil {
+		return err
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	res, err := jobs.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return err
+	}
+	// Results are matched to targets by their args, not their order.
+	idle, jobIDs := idle[:0], make([]int64, 0, len(res))
+	for _, r := range res {
+		var args drainArgs
+		if err := json.Unmarshal(r.Job.EncodedArgs, &args); err != nil {
+			return err
+		}
+		idle, jobIDs = append(idle, args.Target), append(jobIDs, r.Job.ID)
+	}
+	_, err = tx.Exec(ctx, `UPDATE webhookproxy_targets t SET job_id = u.job_id
+		FROM unnest($1::text[], $2::bigint[]) AS u(target, job_id) WHERE t.target = u.target`, idle, jobIDs)
+	return err
+}

@@ -1,0 +1,116 @@
+package webhookproxy
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Requests waiting together are stored in one transaction, each target's
+// in the order they came, with one drain job per target; a target at its
+// bound refuses the rest of the group and keeps the others.
+func TestGroupCommit(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	jobs, err := work.NewClient(db, work.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batch"})
+	a := newAcceptor(db, jobs, batch, 15, 1000)
+	const n = 20
+	results := make([]chan acceptResult, n)
+	for i := range n {
+		target := "1100000000000000001"
+		if i%2 == 1 {
+			target = "1100000000000000002"
+		}
+		it := &acceptItem{d: delivery{target: target, webhookID: target, token: "tok", contentType: "application/json",
+			body: []byte(`{"content":"x"}`)}, done: make(chan acceptResult, 1)}
+		a.queue <- it
+		results[i] = it.done
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan struct{})
+	go func() { a.run(ctx); close(stopped) }()
+	t.Cleanup(func() { cancel(); <-stopped })
+
+	var last [2]int64
+	for i, ch := range results {
+		r := <-ch
+		if r.err != nil {
+			t.Fatalf("delivery %d: %v", i, r.err)
+		}
+		if r.id <= last[i%2] {
+			t.Errorf("delivery %d got id %d after %d: out of order", i, r.id, last[i%2])
+		}
+		last[i%2] = r.id
+	}
+	// Rows one transaction wrote share its id (xmin).
+	var txs, drains int
+	db.QueryRow(t.Context(), `SELECT count(DISTINCT xmin::text) FROM webhookproxy_deliveries`).Scan(&txs)
+	db.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'webhookproxy_drain'`).Scan(&drains)
+	if txs != 1 || drains != 2 {
+		t.Errorf("%d transactions and %d drain jobs, want 1 and 2", txs, drains)
+	}
+
+	// Ten more for the first target: its bound (15) takes five.
+	var full int
+	for range 10 {
+		_, err := a.accept(t.Context(), delivery{target: "1100000000000000001", webhookID: "1100000000000000001", token: "tok",
+			contentType: "application/json", body: []byte(`{"content":"x"}`)})
+		var apiErr *apiError
+		if errors.As(err, &apiErr) && apiErr.status == 429 {
+			full++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if full != 5 {
+		t.Errorf("%d refused as full, want 5", full)
+	}
+	db.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'webhookproxy_drain'`).Scan(&drains)
+	if drains != 2 {
+		t.Errorf("%d drain jobs, want still 2: a target with a live job gets none", drains)
+	}
+}
+
+// A request whose caller gave up before any transaction took it is never
+// written: its caller was told it was not stored.
+func TestWithdrawnRequestNotWritten(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	jobs, err := work.NewClient(db, work.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAcceptor(db, jobs, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batch"}), 10, 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	d := delivery{target: "1", webhookID: "1", token: "t", contentType: "application/json", body: []byte(`{"content":"x"}`)}
+	// Queued while no writer runs, withdrawn by its caller.
+	it := &acceptItem{d: d, done: make(chan acceptResult, 1)}
+	a.queue <- it
+	it.state.CompareAndSwap(itemQueued, itemAbandoned)
+	if _, err := a.accept(ctx, d); err == nil {
+		t.Fatal("a cancelled caller got an id")
+	}
+	rctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { a.run(rctx); close(done) }()
+	if _, err := a.accept(t.Context(), delivery{target: "2", webhookID: "2", token: "t", contentType: "application/json", body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	<-done
+	var n int
+	db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries WHERE target = '1'`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d withdrawn requests written", n)
+	}
+}

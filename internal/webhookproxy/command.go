@@ -1,0 +1,124 @@
+package webhookproxy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// declare adds /herald proxy to herald's admin command.
+func declare(c *i18n.Catalog) []*discordgo.ApplicationCommand {
+	b := commands.NewBuilder(c)
+	return []*discordgo.ApplicationCommand{
+		b.Command("herald", discordgo.PermissionManageGuild, b.Sub("herald proxy")),
+	}
+}
+
+// cooldown is how often one admin may ask: each report reads every target.
+const cooldown = 10 * time.Second
+
+// maxListed is how many targets one report lists; the rest are counted.
+const maxListed = 10
+
+// reportArgs is the view /herald proxy enqueues; the interaction's token
+// stays in the ledger.
+type reportArgs struct {
+	work.View
+	InteractionID string `json:"interaction_id"`
+	Locale        string `json:"locale"`
+	GuildLocale   string `json:"guild_locale"`
+}
+
+func (reportArgs) Kind() string { return "webhookproxy_report" }
+
+// report is the fast path of /herald proxy: enqueue the view, answer
+// deferred and ephemeral.
+func report(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+	userLocale, guildLocale := in.Locales()
+	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
+		Args:       reportArgs{View: work.ReplyView(in.Received), InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
+		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return interaction.Deferred(true), nil
+}
+
+type reportWorker struct {
+	river.WorkerDefaults[reportArgs]
+	db        *pgxpool.Pool
+	followups *followup.Sender
+	catalog   *i18n.Catalog
+	on        bool
+}
+
+// Work shows what GET /proxy/targets shows: per webhook (by id, never its
+// token), the depth, the oldest pending delivery's age, and whether it
+// waits or is dead; plus the dead-letter count.
+func (w *reportWorker) Work(ctx context.Context, j *river.Job[reportArgs]) error {
+	loc := w.catalog.For(j.Args.Locale, j.Args.GuildLocale)
+	text, err := w.render(ctx, loc)
+	if err != nil {
+		return err
+	}
+	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: j.Args.InteractionID,
+		Key: followup.JobKey(j.ID), Content: text})
+	return err
+}
+
+func (w *reportWorker) render(ctx context.Context, loc *i18n.Localizer) (string, error) {
+	if !w.on {
+		return loc.T("webhookproxy.report.off", nil), nil
+	}
+	ts, err := targets(ctx, w.db)
+	if err != nil {
+		return "", fmt.Errorf("webhookproxy: report: %w", err)
+	}
+	var dead int64
+	if err := w.db.QueryRow(ctx, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'dead'`).Scan(&dead); err != nil {
+		return "", fmt.Errorf("webhookproxy: report: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString(loc.T("webhookproxy.report.summary", map[string]any{"Targets": len(ts), "DeadLetters": dead}))
+	for i, t := range ts {
+		if i == maxListed {
+			b.WriteString("\n" + loc.T("webhookproxy.report.more", map[string]any{"Count": len(ts) - maxListed}))
+			break
+		}
+		b.WriteString("\n" + line(loc, t))
+	}
+	return b.String(), nil
+}
+
+func line(loc *i18n.Localizer, t targetStatus) string {
+	name := t.WebhookID
+	if t.ThreadID != "" {
+		name += " / " + t.ThreadID
+	}
+	vars := map[string]any{"Target": name, "Depth": t.Depth}
+	switch {
+	case t.Dead:
+		return loc.T("webhookproxy.report.dead", vars)
+	case t.WaitingUntil != nil:
+		vars["Until"] = fmt.Sprintf("<t:%d:T>", t.WaitingUntil.Unix())
+		vars["Reason"] = loc.T("webhookproxy.wait."+t.WaitReason, nil)
+		return loc.T("webhookproxy.report.waiting", vars)
+	case t.OldestPending != nil:
+		vars["Age"] = time.Since(*t.OldestPending).Round(time.Second).String()
+		return loc.T("webhookproxy.report.pending", vars)
+	default:
+		return loc.T("webhookproxy.report.idle", vars)
+	}
+}

@@ -1,0 +1,150 @@
+package webhookproxy_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+const executeRoute = "POST /webhooks/{webhook_id}/{webhook_token}"
+
+// One webhook's backlog under Discord's rate limit is delivered in the
+// order it was accepted, while another webhook's message goes out at
+// once: a slow target never blocks another.
+func TestOrderAndIsolation(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	p.Sim.SetLimits(sim.LimitChange{Route: executeRoute, Limit: 2, WindowMS: 1000})
+	general := p.Channel("general")
+	other, otherToken := p.webhook(t, general)
+	const n = 10
+	for i := range n {
+		if a := p.execute(t, "", map[string]any{"content": "a" + strconv.Itoa(i)}); a.status != http.StatusNoContent {
+			t.Fatalf("%d: %d %s", i, a.status, a.body)
+		}
+	}
+	a := p.send(t, http.MethodPost, "/api/webhooks/"+other+"/"+otherToken+"?wait=true", "application/json", []byte(`{"content":"b"}`), nil)
+	if a.status != http.StatusOK {
+		t.Fatalf("other webhook: %d %s", a.status, a.body)
+	}
+	if got := len(p.byWebhook(general, p.hook)); got == n {
+		t.Errorf("the other webhook's message waited for the whole backlog")
+	}
+	p.Eventually("the backlog delivered", func() bool { return len(p.byWebhook(general, p.hook)) == n })
+	for i, m := range p.byWebhook(general, p.hook) {
+		if want := "a" + strconv.Itoa(i); m.Content != want {
+			t.Errorf("message %d is %q, want %q", i, m.Content, want)
+		}
+	}
+}
+
+// 5xx answers are retried with backoff; the simulator did not apply
+// them, so reading back finds nothing and the message is sent once.
+func TestServerErrorsRetried(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	p.Sim.SetFault(sim.Fault{Route: executeRoute, Status: 502, Count: 2})
+	if a := p.execute(t, "", map[string]any{"content": "after 5xx"}); a.status != http.StatusNoContent {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	p.Eventually("delivered", func() bool { return len(p.byWebhook(p.Channel("general"), p.hook)) == 1 })
+	if m := p.Metrics(); !strings.Contains(m, `herald_webhookproxy_retried_total{reason="unknown_outcome"} 2`) {
+		t.Errorf("retries not counted:\n%s", grep(m, "webhookproxy_retried"))
+	}
+	p.Eventually("recorded", func() bool {
+		return p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'delivered' AND attempts = 3`) == 1
+	})
+}
+
+// An answer lost after Discord applied the request is reconciled by
+// reading the channel back: the message exists, so it is not sent again.
+func TestLostAnswerReconciled(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	p.Sim.SetFault(sim.Fault{Route: executeRoute, DropAfterApply: 1})
+	a := p.execute(t, "?wait=true", map[string]any{"content": "exactly once", "embeds": []any{map[string]any{"title": "t"}}})
+	if a.status != http.StatusOK && a.status != http.StatusAccepted {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	p.Eventually("recorded as delivered", func() bool {
+		return p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'delivered'`) == 1
+	})
+	if msgs := p.byWebhook(p.Channel("general"), p.hook); len(msgs) != 1 {
+		t.Errorf("%d messages, want exactly 1", len(msgs))
+	}
+	if m := p.Metrics(); !strings.Contains(m, `herald_webhookproxy_reconciled_total{result="found"} 1`) {
+		t.Errorf("reconciliation not counted:\n%s", grep(m, "reconciled"))
+	}
+}
+
+// A 4xx other than a rate limit is dead-lettered at once with Discord's
+// answer; the dead letter can be listed, replayed and purged.
+func TestDeadLetters(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	// A thread that does not exist: Discord answers 404 Unknown Channel.
+	a := p.execute(t, "?wait=true&thread_id=1100000000000000009", map[string]any{"content": "lost thread"})
+	if a.status != http.StatusNotFound || a.json(t)["code"] != float64(10003) {
+		t.Fatalf("%d %s, want Discord's 404 Unknown Channel", a.status, a.body)
+	}
+	if n := p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'dead' AND attempts = 1`); n != 1 {
+		t.Fatalf("%d dead letters after one attempt, want 1", n)
+	}
+	list := p.admin(t, http.MethodGet, "/proxy/dead?webhook_id="+p.hook)
+	if list.status != http.StatusOK || !strings.Contains(string(list.body), "10003") || strings.Contains(string(list.body), p.token) {
+		t.Errorf("dead letters: %d %s", list.status, list.body)
+	}
+	if r := p.admin(t, http.MethodPost, "/proxy/dead/replay"); r.status != http.StatusOK || r.json(t)["replayed"] != float64(1) {
+		t.Errorf("replay: %d %s", r.status, r.body)
+	}
+	p.Eventually("dead again after the replay", func() bool {
+		return p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'dead' AND attempts = 1`) == 1
+	})
+	if r := p.admin(t, http.MethodDelete, "/proxy/dead"); r.status != http.StatusOK || r.json(t)["purged"] != float64(1) {
+		t.Errorf("purge: %d %s", r.status, r.body)
+	}
+	if n := p.count(t, `SELECT count(*) FROM webhookproxy_deliveries`); n != 0 {
+		t.Errorf("%d deliveries after the purge", n)
+	}
+}
+
+// Unknown Webhook (10015) marks the webhook dead: its deliveries are
+// dead-lettered and later requests are refused at once with Discord's
+// answer, without calling Discord again.
+func TestDeadWebhook(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	gone := "/api/webhooks/1100000000000000007/sometoken"
+	a := p.send(t, http.MethodPost, gone+"?wait=true", "application/json", []byte(`{"content":"x"}`), nil)
+	if a.status != http.StatusNotFound || a.json(t)["code"] != float64(10015) {
+		t.Fatalf("%d %s, want 404 Unknown Webhook", a.status, a.body)
+	}
+	calls := len(p.Sim.Requests())
+	a = p.send(t, http.MethodPost, gone, "application/json", []byte(`{"content":"y"}`), nil)
+	if a.status != http.StatusNotFound || a.json(t)["code"] != float64(10015) {
+		t.Errorf("after: %d %s, want 404 Unknown Webhook at once", a.status, a.body)
+	}
+	if n := p.count(t, `SELECT count(*) FROM webhookproxy_deliveries`); n != 1 {
+		t.Errorf("%d deliveries stored, want only the first", n)
+	}
+	if len(p.Sim.Requests()) != calls {
+		t.Error("Discord was called for a dead webhook")
+	}
+	targets := p.admin(t, http.MethodGet, "/proxy/targets")
+	if !strings.Contains(string(targets.body), `"dead":true`) {
+		t.Errorf("targets: %s", targets.body)
+	}
+}
+
+func grep(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,300 @@
+package webhookproxy
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// acceptDeadline bounds how long a caller waits for its request to be
+// stored; past it the answer is 503 and nothing was acknowledged.
+const acceptDeadline = 5 * time.Second
+
+// unavailableRetryAfter is the Retry-After of a 503: about how long a
+// Postgres failover or restart takes.
+const unavailableRetryAfter = 5
+
+// pollEvery is how often a caller holding ?wait=true looks at its
+// delivery, for deliveries another herald finishes.
+const pollEvery = 250 * time.Millisecond
+
+// proxy serves the Discord-compatible ingress and the /proxy/ endpoints.
+type proxy struct {
+	set     settings
+	db      *pgxpool.Pool
+	accept  *acceptor
+	waiters *waiters
+	metrics *metrics
+	log     *slog.Logger
+	// stopping is closed when a stop begins: callers holding ?wait=true
+	// are answered 202 at once.
+	stopping chan struct{}
+}
+
+func (p *proxy) handler() http.Handler {
+	mux := http.NewServeMux()
+	// Discord's webhook routes without a version, and with the versions
+	// client libraries use (docs: API Versioning).
+	for _, prefix := range []string{"/api", "/api/v9", "/api/v10"} {
+		mux.HandleFunc("POST "+prefix+"/webhooks/{id}/{token}", p.execute)
+		mux.HandleFunc("POST "+prefix+"/webhooks/{id}/{token}/{variant}", p.execute)
+	}
+	mux.HandleFunc("GET /proxy/deliveries/{id}", p.getDelivery)
+	mux.HandleFunc("GET /proxy/targets", p.admin(p.getTargets))
+	mux.HandleFunc("GET /proxy/dead", p.admin(p.listDead))
+	mux.HandleFunc("POST /proxy/dead/replay", p.admin(p.replayDead))
+	mux.HandleFunc("DELETE /proxy/dead", p.admin(p.purgeDead))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{status: http.StatusNotFound, Message: "404: Not Found"})
+	})
+	return mux
+}
+
+// execute is Discord's Execute Webhook: check the request as Discord
+// would, store it with its delivery job, and answer as Discord does —
+// 204, or with ?wait=true the message once delivered.
+func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
+	id, token, variant := r.PathValue("id"), r.PathValue("token"), r.PathValue("variant")
+	if variant != "" && variant != "slack" && variant != "github" {
+		writeError(w, &apiError{status: http.StatusNotFound, Message: "404: Not Found"})
+		return
+	}
+	d, wait, apiErr := p.parse(w, r, id, token, variant)
+	if apiErr != nil {
+		p.refuse(w, r, id, apiErr)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), acceptDeadline)
+	defer cancel()
+	deliveryID, err := p.accept.accept(ctx, d)
+	if err != nil {
+		if !errors.As(err, &apiErr) {
+			p.log.WarnContext(r.Context(), "webhook request not stored", "webhook", id, "token", fingerprint(token), "err", err)
+			apiErr = &apiError{status: http.StatusServiceUnavailable, Message: "The proxy cannot store requests right now.", retryAfter: unavailableRetryAfter}
+		}
+		p.refuse(w, r, id, apiErr)
+		return
+	}
+	p.metrics.accepted.Inc()
+	if !wait {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	p.await(w, r, deliveryID)
+}
+
+// parse authorizes and checks the request; nothing is stored when it
+// returns an error.
+func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant string) (delivery, bool, *apiError) {
+	if !snowflake(id) {
+		f := formErrors{}
+		f.add("webhook_id", "NUMBER_TYPE_COERCE", "Value \""+id+"\" is not snowflake.")
+		return delivery{}, false, f.err()
+	}
+	service, ok := p.authorize(r, id)
+	if !ok {
+		return delivery{}, false, errMissingAccess
+	}
+	q := r.URL.Query()
+	wait, threadID := false, q.Get("thread_id")
+	f := formErrors{}
+	if v := q.Get("wait"); v != "" {
+		var err error
+		if wait, err = strconv.ParseBool(v); err != nil {
+			f.add("wait", "BOOLEAN_TYPE_COERCE", "Value \""+v+"\" is not a valid boolean.")
+		}
+	}
+	if threadID != "" && !snowflake(threadID) {
+		f.add("thread_id", "NUMBER_TYPE_COERCE", "Value \""+threadID+"\" is not snowflake.")
+	}
+	if err := f.err(); err != nil {
+		return delivery{}, false, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(p.set.maxBody)))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return delivery{}, false, errTooLarge
+		}
+		return delivery{}, false, errInvalidJSON
+	}
+	contentType := r.Header.Get("Content-Type")
+	switch media, _, _ := mime.ParseMediaType(contentType); media {
+	case "multipart/form-data":
+	case "application/x-www-form-urlencoded":
+		// What `curl -d content=...` sends; Discord takes it too.
+		if body, err = formToJSON(body); err != nil {
+			return delivery{}, false, errInvalidJSON
+		}
+		contentType = "application/json"
+	default:
+		contentType = "application/json"
+	}
+	if apiErr := check(contentType, body, variant); apiErr != nil {
+		return delivery{}, false, apiErr
+	}
+	target := id
+	if threadID != "" {
+		target += "/" + threadID
+	}
+	d := delivery{target: target, webhookID: id, token: token, threadID: threadID, variant: variant,
+		service: service, contentType: contentType, body: body}
+	if variant == "github" {
+		d.event = r.Header.Get("X-GitHub-Event")
+	}
+	return d, wait, nil
+}
+
+// check validates a Discord execute body; the Slack and GitHub variants
+// carry those services' payloads, which Discord alone interprets.
+func check(contentType string, body []byte, variant string) *apiError {
+	if variant != "" {
+		if !json.Valid(body) {
+			return errInvalidJSON
+		}
+		return nil
+	}
+	raw, files, apiErr := message(contentType, body)
+	if apiErr != nil {
+		return apiErr
+	}
+	if raw == nil {
+		raw = []byte("{}")
+	}
+	_, apiErr = validate(raw, files)
+	return apiErr
+}
+
+// authorize applies the allowlist and, when keys are configured, the
+// caller's bearer key; it returns the caller's service name.
+func (p *proxy) authorize(r *http.Request, webhookID string) (string, bool) {
+	if !p.set.allow.allows(webhookID) {
+		return "", false
+	}
+	if len(p.set.keys) == 0 {
+		return "", true
+	}
+	return p.service(r)
+}
+
+// service is the service whose bearer key r carries.
+func (p *proxy) service(r *http.Request) (string, bool) {
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return "", false
+	}
+	for k, service := range p.set.keys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			return service, true
+		}
+	}
+	return "", false
+}
+
+// refuse answers e and counts it; the log names the webhook by id only.
+func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, webhookID string, e *apiError) {
+	reason := "invalid"
+	switch e.status {
+	case http.StatusForbidden, http.StatusUnauthorized:
+		reason = "forbidden"
+	case http.StatusRequestEntityTooLarge:
+		reason = "too_large"
+	case http.StatusTooManyRequests:
+		reason = "queue_full"
+	case http.StatusNotFound:
+		reason = "dead"
+	case http.StatusServiceUnavailable:
+		reason = "unavailable"
+	}
+	p.metrics.refused.WithLabelValues(reason).Inc()
+	p.log.DebugContext(r.Context(), "webhook request refused", "webhook", webhookID, "reason", reason, "status", e.status)
+	writeError(w, e)
+}
+
+// await holds a ?wait=true caller until its delivery finishes or the wait
+// timeout passes: Discord's message, Discord's error, or 202 with the
+// delivery's id to look up later.
+func (p *proxy) await(w http.ResponseWriter, r *http.Request, id int64) {
+	done, cancel := p.waiters.wait(id)
+	defer cancel()
+	timeout := time.NewTimer(p.set.wait)
+	defer timeout.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		st, err := p.status(r.Context(), id)
+		if err == nil && st.State != "pending" {
+			writeFinished(w, st)
+			return
+		}
+		select {
+		case <-done:
+		case <-tick.C:
+		case <-timeout.C:
+			writePending(w, id)
+			return
+		case <-p.stopping:
+			writePending(w, id)
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// writePending answers 202 with the delivery's id, to look up later.
+func writePending(w http.ResponseWriter, id int64) {
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": strconv.FormatInt(id, 10), "state": "pending",
+		"status_url": "/proxy/deliveries/" + strconv.FormatInt(id, 10)})
+}
+
+// writeFinished answers a finished delivery as Discord answered it.
+func writeFinished(w http.ResponseWriter, st deliveryStatus) {
+	switch {
+	case st.State == "delivered" && st.Variant == "slack":
+		writeJSON(w, http.StatusOK, "ok")
+		return
+	case st.State == "delivered" && st.Variant == "github":
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case st.State == "delivered":
+		writeJSON(w, http.StatusOK, st.Message)
+		return
+	}
+	status := st.FailStatus
+	body := json.RawMessage(st.Reason)
+	if status == 0 || !json.Valid(body) {
+		status = http.StatusBadGateway
+		body, _ = json.Marshal(map[string]any{"code": 0, "message": st.Reason})
+	}
+	writeJSON(w, status, body)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter))))
+	}
+	if e.status == http.StatusTooManyRequests {
+		// Discord's rate-limit body, which client libraries read.
+		writeJSON(w, e.status, map[string]any{"message": "You are being rate limited.", "retry_after": e.retryAfter, "global": false, "code": 0})
+		return
+	}
+	writeJSON(w, e.status, e)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,203 @@
+package webhookproxy_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/app"
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+)
+
+// childEnv makes the test binary run as `herald run`, for the parent
+// test to kill.
+const childEnv = "HERALD_PROXY_CHILD"
+
+// runHerald is what `herald run` does: configuration from the
+// environment, app.New, Run until a signal.
+func runHerald() int {
+	cfg, err := app.LoadConfig(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		log.Error("herald cannot start", "err", err)
+		return 1
+	}
+	if err := a.Run(ctx); err != nil {
+		log.Error("herald stopped with an error", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// kill -9 of a real herald process at random points of a burst through
+// the proxy, and a restart after each: every request answered 204 is
+// delivered, and no message twice.
+func TestKill9MidBurst(t *testing.T) {
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	// Windows fifty times shorter: the test is about crashes, and the
+	// channel's shared webhook limit (30 a minute) would make it slow.
+	s := simtest.New(t, simtest.WithOptions(sim.Options{TimeScale: 0.02}))
+	g := s.CreateGuild(sim.DefaultFixture())
+	general := g.Channel("general")
+	var hook discordgo.Webhook
+	s.Do(http.MethodPost, "/channels/"+general+"/webhooks", map[string]any{"name": "alerts"}).JSON(t, &hook)
+	dbURL := storetest.URL(t)
+	proxyAddr := freeAddr(t)
+	env := append(os.Environ(), childEnv+"=1",
+		"DISCORD_TOKEN="+simtest.Token, "DISCORD_APP_ID="+s.BotUserID(), "DATABASE_URL="+dbURL,
+		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_SHUTDOWN_TIMEOUT=1s", "HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
+		"HERALD_PROXY_ADDR="+proxyAddr, "HERALD_PROXY_ALLOW=*", "LOG_LEVEL=error")
+	var logs logbuf.Buffer
+	defer func() {
+		if t.Failed() {
+			t.Logf("herald's errors:\n%s", logs.String())
+		}
+	}()
+
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	url := "http://" + proxyAddr + "/api/webhooks/" + hook.ID + "/" + hook.Token
+	burst := func(cycle int) (stop func()) {
+		done, finished := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(finished)
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				case <-time.After(5 * time.Millisecond):
+				}
+				content := fmt.Sprintf("k%d-%d", cycle, i)
+				res, err := http.Post(url, "application/json", strings.NewReader(`{"content":"`+content+`"}`))
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode == http.StatusNoContent {
+					mu.Lock()
+					acked[content] = true
+					mu.Unlock()
+				}
+			}
+		}()
+		return func() { close(done); <-finished }
+	}
+	const kills = 5
+	for cycle := range kills {
+		herald := startChild(t, env, &logs)
+		stop := burst(cycle)
+		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
+		herald.Process.Signal(syscall.SIGKILL)
+		herald.Wait()
+		stop()
+	}
+	herald := startChild(t, env, &logs)
+	defer func() {
+		herald.Process.Signal(syscall.SIGTERM)
+		herald.Wait()
+	}()
+	db, err := pgxpool.New(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A drain job killed mid-run holds its target until River's rescuer
+	// (every 30 s) runs it again.
+	deadline := time.Now().Add(drainTimeout)
+	for pending := -1; pending != 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still pending after %s", pending, drainTimeout)
+		}
+		db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'pending'`).Scan(&pending)
+	}
+	seen := map[string]int{}
+	for _, m := range s.Messages(general) {
+		seen[m.Content]++
+	}
+	var lost, dup []string
+	for c := range acked {
+		if seen[c] == 0 {
+			lost = append(lost, c)
+		}
+	}
+	for c, n := range seen {
+		if n > 1 {
+			dup = append(dup, c)
+		}
+	}
+	var dead int
+	db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'dead'`).Scan(&dead)
+	t.Logf("%d kill -9; %d requests acknowledged; %d messages; lost %d, duplicated %d, dead-lettered %d",
+		kills, len(acked), len(seen), len(lost), len(dup), dead)
+	if len(acked) == 0 {
+		t.Error("no request was acknowledged")
+	}
+	if len(lost) > 0 || len(dup) > 0 || dead > 0 {
+		t.Errorf("lost %v, duplicated %v, dead-lettered %d", lost, dup, dead)
+	}
+}
+
+// drainTimeout bounds the wait for the last deliveries after the crashes:
+// River's rescuer period, the lanes' backstop and the deliveries.
+const drainTimeout = 90 * time.Second
+
+// startChild runs herald as a child process and waits until it is ready.
+func startChild(t *testing.T, env []string, logs io.Writer) *exec.Cmd {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(env, "HERALD_HTTP_ADDR="+addr)
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return cmd
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

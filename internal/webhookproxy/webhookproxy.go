@@ -1,0 +1,100 @@
+// Package webhookproxy is herald's webhook proxy: one durable egress point
+// for every service's Discord notifications (seed 004). Services post to
+// herald exactly as they post to Discord's execute-webhook route, only
+// to HERALD_PROXY_ADDR; each request is checked as Discord checks it,
+// stored with its delivery job in one transaction before it is answered,
+// and delivered in order per webhook and thread through herald's REST
+// engine, so a traffic peak delays notifications but never loses them.
+package webhookproxy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Name is the feature's name, and its service's (app.ServiceAddr).
+const Name = "webhookproxy"
+
+// Feature declares the webhook proxy. Its delivery jobs and /herald proxy
+// work whether or not this herald serves the ingress, so deliveries
+// accepted before HERALD_PROXY_ADDR was unset still go out.
+func Feature() feature.Feature {
+	return feature.Feature{Name: Name, Commands: declare, Settings: vars(), Build: build}
+}
+
+func build(k feature.Kit) error {
+	set, err := readSettings(k.Config)
+	if err != nil {
+		return err
+	}
+	m := newMetrics(k.Metrics, k.DB)
+	w := newWaiters()
+	k.Routes.Route("/herald", func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
+		r.Command("/proxy", report)
+	})
+	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, on: set.addr != ""})
+	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, metrics: m, waiters: w, log: k.Log})
+	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention})
+	k.Jobs.Periodic(pruneJob())
+	if set.addr == "" {
+		return nil
+	}
+	if !set.allow.all && len(set.allow.ids) == 0 {
+		k.Log.Warn("HERALD_PROXY_ALLOW names no webhook: the proxy refuses every request")
+	}
+	// An insert-only River client: the app's client, which works the
+	// jobs, is built after the features.
+	jobs, err := work.NewClient(k.DB, work.Options{Logger: k.Log})
+	if err != nil {
+		return err
+	}
+	ln, err := k.Services.Listen(Name, set.addr)
+	if err != nil {
+		return err
+	}
+	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.maxDepth, set.maxTotal), waiters: w, metrics: m, log: k.Log,
+		stopping: make(chan struct{})}
+	k.Services.Run(Name, func(ctx context.Context) error { return p.serve(ctx, ln) })
+	return nil
+}
+
+// stopGrace bounds how long a stop waits for requests in flight: those
+// being stored finish, callers holding ?wait=true get 202.
+const stopGrace = 5 * time.Second
+
+// serve answers requests until ctx ends, then stops taking new ones,
+// lets those in flight be stored and answered, and stops the writers.
+func (p *proxy) serve(ctx context.Context, ln net.Listener) error {
+	actx, stopAccepting := context.WithCancel(context.WithoutCancel(ctx))
+	written := make(chan struct{})
+	go func() { p.accept.run(actx); close(written) }()
+	srv := &http.Server{Handler: p.handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute,
+		IdleTimeout: 2 * time.Minute}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	close(p.stopping)
+	sctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	err = errors.Join(err, srv.Shutdown(sctx))
+	stopAccepting()
+	<-written
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
