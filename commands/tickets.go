@@ -10,7 +10,8 @@ import (
 // /ticket, used inside a ticket by its staff and its opener. Paths and
 // option names are the public interface documentation and outside tests
 // drive: /tickets setup support-role:<role> [mode] [channel] [category]
-// [log-channel], /tickets panel channel:<channel> [title], /ticket close
+// [log-channel] [notify-channel], /tickets panel channel:<channel>
+// [title], /tickets form panel:<panel> [question-1..5], /ticket close
 // [reason], /ticket claim, /ticket add|remove member:<user>, /ticket
 // transcript, and the rest below.
 func Tickets(c *i18n.Catalog) []*discordgo.ApplicationCommand {
@@ -54,7 +55,8 @@ func Tickets(c *i18n.Catalog) []*discordgo.ApplicationCommand {
 				choices(b.Option("tickets setup mode", discordgo.ApplicationCommandOptionString, false), "thread", "channel"),
 				textChannel("tickets setup channel", false),
 				channel("tickets setup category", false, discordgo.ChannelTypeGuildCategory),
-				textChannel("tickets setup log-channel", false)),
+				textChannel("tickets setup log-channel", false),
+				textChannel("tickets setup notify-channel", false)),
 			b.Sub("tickets settings",
 				integer("tickets settings limit", 1, 10),
 				integer("tickets settings cooldown", 0, 86400),
@@ -67,6 +69,10 @@ func Tickets(c *i18n.Catalog) []*discordgo.ApplicationCommand {
 			b.Group("tickets topic",
 				b.Sub("tickets topic add", panel("tickets topic add panel"), text("tickets topic add label", true, 80)),
 				b.Sub("tickets topic remove", panel("tickets topic remove panel"), text("tickets topic remove label", true, 80))),
+			b.Sub("tickets form", panel("tickets form panel"),
+				text("tickets form question-1", false, 45), text("tickets form question-2", false, 45),
+				text("tickets form question-3", false, 45), text("tickets form question-4", false, 45),
+				text("tickets form question-5", false, 45)),
 			b.Sub("tickets stats")),
 		b.Command("ticket", 0,
 			b.Sub("ticket close", text("ticket close reason", false, 500)),

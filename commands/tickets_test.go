@@ -30,8 +30,9 @@ func TestTickets(t *testing.T) {
 		}
 	}
 	for path, want := range map[string][]string{
-		"/tickets/setup": {"support-role", "mode", "channel", "category", "log-channel"},
+		"/tickets/setup": {"support-role", "mode", "channel", "category", "log-channel", "notify-channel"},
 		"/tickets/panel": {"channel", "title"},
+		"/tickets/form":  {"panel", "question-1", "question-2", "question-3", "question-4", "question-5"},
 		"/ticket/close":  {"reason"},
 		"/ticket/add":    {"member"},
 		"/ticket/remove": {"member"},

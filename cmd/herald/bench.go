@@ -27,11 +27,14 @@ func cmdBench(ctx context.Context, args []string, e env) int {
 		return benchAck(ctx, args[1:], e)
 	case len(args) > 0 && args[0] == "rolemenu":
 		return benchRoleMenu(ctx, args[1:], e)
+	case len(args) > 0 && args[0] == "tickets":
+		return benchTickets(ctx, args[1:], e)
 	}
-	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack|rolemenu [flags]\n\n"+
+	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack|rolemenu|tickets [flags]\n\n"+
 		"  transport  herald's REST engine against stock discordgo on the simulator\n"+
 		"  ack        interaction ack latency: herald's fast path against a naive handler\n"+
-		"  rolemenu   role-menu clicks and edits: API calls and click-to-role latency against the minimum the limits allow")
+		"  rolemenu   role-menu clicks and edits: API calls and click-to-role latency against the minimum the limits allow\n"+
+		"  tickets    tickets opened by double clicks and closed by staff: API calls per ticket, click-to-thread latency and duplicates against the minimum the limits allow")
 	return exitUsage
 }
 
@@ -223,6 +226,59 @@ func printRoleMenu(w io.Writer, r bench.RoleMenuResult) {
 	fmt.Fprintf(w, "  %d quick config changes: %.2f API calls each (least %.2f, a bot editing on every change %.0f), %d message edits\n",
 		r.ConfigChanges, r.CallsPerConfigChange, r.MinimumPerConfigChange, r.NaivePerConfigChange, r.MessageEdits)
 	printRoutes(w, r.ConfigCallsByRoute)
+}
+
+func benchTickets(ctx context.Context, args []string, e env) int {
+	fs := newFlagSet("bench tickets", "Sets up tickets (thread mode, a log channel) through herald's commands on a simulator with Discord's default limits, time-scaled; members each click the panel's button twice at once, then staff close every ticket. Reports API calls per ticket opened and closed against the least a ticket needs, open-click-to-thread-created latency against the least the panel channel's thread-create bucket (5 per 5 s) allows, and duplicates. Uses a database named after DATABASE_URL's with a _bench suffix.")
+	scale := fs.Float64("scale", 0.25, "time scale of the simulator's limits and deadlines (0.25: 5 s windows last 1.25 s, the 3 s answer deadline 750 ms)")
+	members := fs.Int("members", 100, "members opening a ticket, each clicking twice")
+	rate := fs.Int("rate", 50, "members clicking per wall-clock second; staff close at the same pace")
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	if ok, code := parseFlags(fs, args, e); !ok {
+		return code
+	}
+	switch {
+	case *scale < 0.005 || *scale > 1:
+		fmt.Fprintf(e.stderr, "herald bench tickets: --scale must be from 0.005 to 1, got %g\n", *scale)
+		return exitUsage
+	case *members < 1 || *members > 1000:
+		fmt.Fprintf(e.stderr, "herald bench tickets: --members must be from 1 to 1000, got %d\n", *members)
+		return exitUsage
+	case *rate < 1 || *rate > 1000:
+		fmt.Fprintf(e.stderr, "herald bench tickets: --rate must be from 1 to 1000, got %d\n", *rate)
+		return exitUsage
+	}
+	dbURL, ok := benchDatabase(ctx, e)
+	if !ok {
+		return exitFail
+	}
+	res, err := bench.RunTickets(ctx, dbURL, *scale, *members, *rate)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "herald bench tickets: %v\n", err)
+		return exitFail
+	}
+	if *asJSON {
+		json.NewEncoder(e.stdout).Encode(res)
+		return exitOK
+	}
+	printTickets(e.stdout, res)
+	return exitOK
+}
+
+func printTickets(w io.Writer, r bench.TicketsResult) {
+	fmt.Fprintf(w, "tickets on the simulator at time scale %g (ms below are wall-clock; ÷ %g for Discord's time)\n", r.TimeScale, r.TimeScale)
+	fmt.Fprintf(w, "  %d members clicking twice at %d/s: %d of %d clicks acked in time, %d opened, %d closed, %d duplicates, %d answered 429\n",
+		r.Members, r.ClickRate, r.Acked, r.Clicks, r.Opened, r.Closed, r.Duplicates, r.RateLimited)
+	fmt.Fprintf(w, "  click to thread created %10s %10s\n", "p50 ms", "p99 ms")
+	fmt.Fprintf(w, "    herald                %10.0f %10.0f\n", r.OpenP50MS, r.OpenP99MS)
+	fmt.Fprintf(w, "    minimum               %10.0f %10.0f\n", r.MinimumP50MS, r.MinimumP99MS)
+	fmt.Fprintf(w, "    herald ÷ minimum      %9.3f× %9.3f×\n", r.RatioP50, r.RatioP99)
+	fmt.Fprintf(w, "  API calls per ticket opened: %.2f (least %.0f: two answers, thread, opener, welcome, staff notification, reply)\n",
+		r.CallsPerOpen, r.MinimumPerOpen)
+	printRoutes(w, r.OpenCallsByRoute)
+	fmt.Fprintf(w, "  API calls per ticket closed: %.2f (least %.0f: answer, closing message, history page, upload, DM channel, DM, notification edit, archive)\n",
+		r.CallsPerClose, r.MinimumPerClose)
+	printRoutes(w, r.CloseCallsByRoute)
 }
 
 func printRoutes(w io.Writer, byRoute map[string]int) {

@@ -52,6 +52,7 @@ func TestUsage(t *testing.T) {
 		{"bench without a benchmark", []string{"bench"}, 2, "Usage: herald bench transport|ack"},
 		{"bench ack bad rates", []string{"bench", "ack", "--rates", "50,fast"}, 2, "--rates takes numbers"},
 		{"bench rolemenu bad scale", []string{"bench", "rolemenu", "--scale", "2"}, 2, "--scale must be from 0.005 to 1"},
+		{"bench tickets bad members", []string{"bench", "tickets", "--members", "0"}, 2, "--members must be from 1 to 1000"},
 		{"bench transport bad burst", []string{"bench", "transport", "--burst", "huge"}, 2, "--burst must be mixed, global, global-binds or all"},
 	}
 	for _, tc := range tests {

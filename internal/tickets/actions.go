@@ -82,7 +82,16 @@ func (w *actionWorker) Work(ctx context.Context, j *river.Job[actionArgs]) error
 	if gone(err) {
 		return nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	switch a.Action {
+	case "claim", "unclaim", "transfer", "reopen":
+		// Staff see in the notification who has the ticket, and may join
+		// a reopened one again.
+		return w.refreshNotice(ctx, t)
+	}
+	return nil
 }
 
 // message is what the ticket is told, in the ticket's language, pinging

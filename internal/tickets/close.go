@@ -94,17 +94,21 @@ type closeWorker struct {
 	*deps
 }
 
-// Work runs the close's steps in order. Each step commits its result
-// together with River's checkpoint, so a retry after a failure or a
-// restart starts at the first step not done; a step cut off between its
-// Discord call and its commit runs again, and the message nonces make
-// Discord keep the first post.
+// Work runs the close's steps in order (the staff notification, if any,
+// loses its Join button before the thread is archived). Each step
+// commits its result together with River's checkpoint, so a retry after
+// a failure or a restart starts at the first step not done; a step cut
+// off between its Discord call and its commit runs again, and the
+// message nonces make Discord keep the first post.
 func (w *closeWorker) Work(ctx context.Context, j *river.Job[closeArgs]) error {
 	t, err := loadTicket(ctx, w.db, j.Args.TicketID)
 	if errors.Is(err, errNoTicket) {
 		return nil
 	}
-	if err != nil || t.Status != "closing" {
+	// A closed ticket's job died after its last checkpoint, before River
+	// recorded it complete: it runs through its steps, which River skips,
+	// since River fails a job whose recorded step it does not meet.
+	if err != nil || t.Status != "closing" && t.Status != "closed" {
 		return err
 	}
 	s, err := loadSettings(ctx, w.db, t.GuildID)
@@ -130,7 +134,8 @@ func (w *closeWorker) Work(ctx context.Context, j *river.Job[closeArgs]) error {
 	step("transcript", func(ctx context.Context) (func(pgx.Tx) error, error) { return w.buildTranscript(ctx, t) })
 	step("upload", func(ctx context.Context) (func(pgx.Tx) error, error) { return w.upload(ctx, s, t) })
 	step("dm", func(ctx context.Context) (func(pgx.Tx) error, error) { return nil, w.dm(ctx, s, t) })
-	step("finish", func(ctx context.Context) (func(pgx.Tx) error, error) { return w.finish(ctx, t) })
+	step("notice", func(ctx context.Context) (func(pgx.Tx) error, error) { return nil, w.refreshNotice(ctx, t) })
+	step("finish", func(ctx context.Context) (func(pgx.Tx) error, error) { return w.finish(ctx, t, j.Attempt > 1) })
 	return failed
 }
 
@@ -235,13 +240,15 @@ func (w *closeWorker) dm(ctx context.Context, s *settings, t *ticket) error {
 }
 
 // finish archives and locks the thread, or deletes the channel, and
-// marks the ticket closed.
-func (w *closeWorker) finish(ctx context.Context, t *ticket) (func(pgx.Tx) error, error) {
+// marks the ticket closed. A retry reads the thread first: the archive of
+// an attempt cut off before its checkpoint may have landed (a second
+// delete of a channel only finds it gone).
+func (w *closeWorker) finish(ctx context.Context, t *ticket, retry bool) (func(pgx.Tx) error, error) {
 	if t.ChannelID != nil {
 		reason := fmt.Sprintf("ticket #%d closed", t.Number)
 		var err error
 		if t.Mode == "thread" {
-			_, err = w.discord.ArchiveThread(ctx, *t.ChannelID, true, reason)
+			err = w.archive(ctx, *t.ChannelID, retry, reason)
 		} else {
 			err = w.discord.DeleteChannel(ctx, *t.ChannelID, reason)
 		}
@@ -256,4 +263,20 @@ func (w *closeWorker) finish(ctx context.Context, t *ticket) (func(pgx.Tx) error
 			channel_id = CASE WHEN mode = 'channel' THEN NULL ELSE channel_id END WHERE id = $1`, t.ID)
 		return err
 	}, nil
+}
+
+// archive archives and locks a ticket's thread, unless a retry finds it
+// so already.
+func (w *closeWorker) archive(ctx context.Context, threadID string, retry bool, reason string) error {
+	if retry {
+		th, err := w.discord.Channel(ctx, threadID)
+		if err != nil {
+			return err
+		}
+		if th.ThreadMetadata != nil && th.ThreadMetadata.Archived && th.ThreadMetadata.Locked {
+			return nil
+		}
+	}
+	_, err := w.discord.ArchiveThread(ctx, threadID, true, reason)
+	return err
 }

@@ -35,11 +35,8 @@ type openWorker struct {
 }
 
 // failure is a reason a ticket could not be opened, as a locale key under
-// tickets.fail, with the permission it names.
-type failure struct {
-	Key        string
-	Permission string
-}
+// tickets.fail.
+type failure struct{ Key string }
 
 func (f *failure) Error() string { return "tickets: open failed: " + f.Key }
 
@@ -52,9 +49,29 @@ func (w *openWorker) Work(ctx context.Context, j *river.Job[openArgs]) error {
 	if errors.Is(err, errNoTicket) {
 		return nil
 	}
-	if err != nil || t.Status != "opening" && t.Status != "open" {
+	if err != nil {
 		return err
 	}
+	// A ticket failed, or open and closed since, by an attempt killed
+	// before it told the member: only the reply is left to send.
+	if t.Status == "failed" {
+		return w.tell(ctx, t, w.failText(t))
+	}
+	if t.Status == "opening" || t.Status == "open" {
+		if err := w.openTicket(ctx, j, t); err != nil {
+			return err
+		}
+	}
+	loc := w.catalog.For(t.Locale, t.GuildLocale)
+	if t.ChannelID == nil { // a closed ticket's deleted channel
+		return w.tell(ctx, t, loc.T("tickets.opened_closed", map[string]any{"Number": t.Number}))
+	}
+	return w.tell(ctx, t, loc.T("tickets.opened", map[string]any{"Channel": channelMention(*t.ChannelID), "Number": t.Number}))
+}
+
+// openTicket creates the ticket or, failing for good, marks it failed
+// (then the member is told why).
+func (w *openWorker) openTicket(ctx context.Context, j *river.Job[openArgs], t *ticket) error {
 	s, err := loadSettings(ctx, w.db, t.GuildID)
 	if errors.Is(err, errNoSettings) {
 		return w.fail(ctx, t, &failure{Key: "not_setup"})
@@ -72,11 +89,14 @@ func (w *openWorker) Work(ctx context.Context, j *river.Job[openArgs]) error {
 		}
 		return err
 	}
-	loc := w.catalog.For(t.Locale, t.GuildLocale)
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: t.InteractionID, Key: "tickets-open",
-		Content: loc.T("tickets.opened", map[string]any{"Channel": channelMention(*t.ChannelID), "Number": t.Number})})
+	return nil
+}
+
+// tell fills the member's deferred reply (once: its key is the ticket's).
+func (w *openWorker) tell(ctx context.Context, t *ticket, text string) error {
+	_, err := w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: t.InteractionID, Key: "tickets-open", Content: text})
 	if errors.Is(err, work.ErrTokenExpired) {
-		return nil // the ticket is open; only the reply is lost
+		return nil // the ticket is done; only the reply is lost
 	}
 	return err
 }
@@ -90,12 +110,12 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		var id string
 		var err error
 		if t.Mode == "thread" {
-			id, err = w.createThread(ctx, j.Args.ParentID, name, t)
+			id, err = w.createThread(ctx, j, name, t)
 		} else {
 			id, err = w.createChannel(ctx, s, t, name)
 		}
 		if err != nil {
-			return classify(err, t.Mode)
+			return classify(err)
 		}
 		if _, err := w.db.Exec(ctx, `UPDATE tickets SET channel_id = $2 WHERE id = $1`, t.ID, id); err != nil {
 			return err
@@ -107,18 +127,27 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 	}
 	if t.Mode == "thread" {
 		if err := w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID); err != nil {
-			return classify(err, t.Mode)
+			return classify(err)
 		}
 	}
 	if err := w.welcome(ctx, s, t); err != nil {
-		return classify(err, t.Mode)
+		return classify(err)
+	}
+	var noticeChannel, noticeMessage string
+	if t.Mode == "thread" {
+		var err error
+		if noticeChannel, noticeMessage, err = w.postNotice(ctx, s, t); err != nil {
+			return err
+		}
 	}
 	tx, err := w.db.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', last_activity_at = now() WHERE id = $1 AND status = 'opening'`, t.ID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', last_activity_at = now(),
+		notice_channel_id = NULLIF($2, ''), notice_message_id = NULLIF($3, '') WHERE id = $1 AND status = 'opening'`,
+		t.ID, noticeChannel, noticeMessage); err != nil {
 		return err
 	}
 	if s.InactivitySecs > 0 {
@@ -132,20 +161,16 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 
 // classify turns what Discord refuses for good into a failure the member
 // is told about; anything else is retried.
-func classify(err error, mode string) error {
+func classify(err error) error {
 	var api *transport.APIError
 	if !errors.As(err, &api) {
 		return err
-	}
-	perm := "Manage Channels"
-	if mode == "thread" {
-		perm = "Create Private Threads"
 	}
 	switch {
 	case api.Code == 30013:
 		return &failure{Key: "guild_full"}
 	case api.Class() == transport.Permission:
-		return &failure{Key: "needs_permission", Permission: perm}
+		return &failure{Key: "needs_permission"}
 	case api.Class() == transport.NotFound:
 		return &failure{Key: "channel_missing"}
 	case api.Class() == transport.Invalid:
@@ -166,19 +191,41 @@ func (w *openWorker) fail(ctx context.Context, t *ticket, f *failure) error {
 	if _, err := w.db.Exec(ctx, `UPDATE tickets SET status = 'failed', fail_reason = $2, channel_id = NULL WHERE id = $1`, t.ID, f.Key); err != nil {
 		return err
 	}
-	loc := w.catalog.For(t.Locale, t.GuildLocale)
-	reason := loc.T("tickets.fail."+f.Key, map[string]any{"Permission": f.Permission})
-	_, err := w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: t.InteractionID, Key: "tickets-open",
-		Content: loc.T("tickets.open_failed", map[string]any{"Reason": reason})})
-	if errors.Is(err, work.ErrTokenExpired) {
-		return nil
+	t.FailReason = f.Key
+	return w.tell(ctx, t, w.failText(t))
+}
+
+// failText tells the member why their ticket could not be opened.
+func (w *openWorker) failText(t *ticket) string {
+	perm := "Manage Channels"
+	if t.Mode == "thread" {
+		perm = "Create Private Threads"
 	}
-	return err
+	loc := w.catalog.For(t.Locale, t.GuildLocale)
+	reason := loc.T("tickets.fail."+t.FailReason, map[string]any{"Permission": perm})
+	return loc.T("tickets.open_failed", map[string]any{"Reason": reason})
 }
 
 // createThread starts the ticket's private thread, which only its members
-// and moderators see; the opener is added next.
-func (w *openWorker) createThread(ctx context.Context, parentID, name string, t *ticket) (string, error) {
+// and moderators see; the opener is added next. A retry first looks for
+// the thread among the guild's active ones: an earlier attempt's create
+// may have landed while its answer was lost or its process killed before
+// the id was recorded. The name carries the ticket's number, unique in
+// the guild, so it finds this ticket's thread and no other; a first
+// attempt spends no request on it.
+func (w *openWorker) createThread(ctx context.Context, j *river.Job[openArgs], name string, t *ticket) (string, error) {
+	parentID := j.Args.ParentID
+	if j.Attempt > 1 {
+		threads, err := w.discord.ActiveThreads(ctx, t.GuildID)
+		if err != nil {
+			return "", err
+		}
+		for _, th := range threads {
+			if th.ParentID == parentID && th.Name == name && th.OwnerID == w.botID && th.Type == discordgo.ChannelTypeGuildPrivateThread {
+				return th.ID, nil
+			}
+		}
+	}
 	invitable := false
 	th, err := w.discord.CreateThread(ctx, parentID, rest.NewThread{Name: name, Type: discordgo.ChannelTypeGuildPrivateThread,
 		AutoArchiveDuration: 10080, Invitable: &invitable}, fmt.Sprintf("ticket #%d", t.Number))
@@ -310,8 +357,9 @@ func findCategory(chans []*discordgo.Channel, name string) *discordgo.Channel {
 }
 
 // welcome posts the ticket's first message: who opened it, its topic,
-// the guild's welcome text, and the Close and Claim buttons. Its nonce
-// makes a retry find the message instead of posting a second.
+// the guild's welcome text, the intake form's answers, and the Close and
+// Claim buttons. Its nonce makes a retry find the message instead of
+// posting a second.
 func (w *openWorker) welcome(ctx context.Context, s *settings, t *ticket) error {
 	loc := w.catalog.For(t.GuildLocale, t.Locale)
 	lines := []string{loc.T("tickets.welcome", map[string]any{"Opener": userMention(t.OpenerID), "Number": t.Number,
@@ -327,6 +375,7 @@ func (w *openWorker) welcome(ctx context.Context, s *settings, t *ticket) error 
 		return river.JobCancel(err)
 	}
 	_, err = w.discord.CreateMessage(ctx, *t.ChannelID, rest.NewMessage{Content: strings.Join(lines, "\n\n"), Components: buttons,
+		Embeds:          answersEmbed(loc.T("tickets.answers_title", nil), t.Answers),
 		AllowedMentions: &discordgo.MessageAllowedMentions{Users: []string{t.OpenerID}, Roles: []string{s.SupportRole}},
 		Nonce:           fmt.Sprintf("tw%d", t.ID)})
 	return err

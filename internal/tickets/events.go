@@ -39,19 +39,6 @@ func (d *deps) onMessageCreate(_ *discordgo.Session, e *discordgo.MessageCreate)
 		WHERE channel_id = $1 AND status = 'open'`, e.ChannelID, e.Author.ID)
 }
 
-// onThreadCreate adopts a ticket's thread whose create answer was lost:
-// the open job's retry finds the thread recorded instead of starting a
-// second one. A ticket's thread is the bot's, in the ticket's guild, and
-// its name ends in the ticket's zero-padded number, unique in the guild.
-func (d *deps) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
-	if !e.NewlyCreated || e.OwnerID != d.botID {
-		return
-	}
-	d.exec("thread create", `UPDATE tickets SET channel_id = $2 WHERE guild_id = $1 AND status = 'opening' AND mode = 'thread'
-		AND channel_id IS NULL
-		AND $3 LIKE '%-' || CASE WHEN number < 10000 THEN lpad(number::text, 4, '0') ELSE number::text END`, e.GuildID, e.ID, e.Name)
-}
-
 // onMemberRemove notes that openers left, for their guild's rule.
 func (d *deps) onMemberRemove(_ *discordgo.Session, e *discordgo.GuildMemberRemove) {
 	if e.User == nil {

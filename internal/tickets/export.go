@@ -18,7 +18,7 @@ import (
 // the ticket they are in, or of any ticket of the guild by number — the
 // stored one of a closed ticket, a fresh one of an open ticket.
 func (d *deps) transcript(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	s, err := loadSettings(ctx, d.db, in.GuildID)
+	s, err := loadSettings(ctx, in.DB(), in.GuildID)
 	if errors.Is(err, errNoSettings) {
 		return say(in, "not_ready", nil), nil
 	}
@@ -30,9 +30,9 @@ func (d *deps) transcript(ctx context.Context, in *interaction.Interaction) (*di
 	}
 	var t *ticket
 	if n, ok := in.Options().Int("number"); ok {
-		t, err = readTicket(ctx, d.db, `guild_id = $1 AND number = $2`, in.GuildID, n)
+		t, err = readTicket(ctx, in.DB(), `guild_id = $1 AND number = $2`, in.GuildID, n)
 	} else {
-		t, err = readTicket(ctx, d.db, `guild_id = $1 AND channel_id = $2`, in.GuildID, in.ChannelID)
+		t, err = readTicket(ctx, in.DB(), `guild_id = $1 AND channel_id = $2`, in.GuildID, in.ChannelID)
 	}
 	if errors.Is(err, errNoTicket) {
 		return say(in, "not_in_ticket", nil), nil

@@ -15,32 +15,64 @@ import (
 	"github.com/herald-bot/herald/internal/work"
 )
 
-// open is the fast path of a panel's button. Under the member's lock —
-// a transaction-scoped advisory lock, so a double click waits for the
-// first click's commit — it checks the ticket being opened, the limit and
-// the cooldown, records the ticket and enqueues its open job, all in one
-// transaction: two clicks can never both pass the checks.
+// open is the fast path of a panel's button. A panel with an intake
+// form answers with the form — Discord takes a modal only as the first
+// answer, so nothing is written: the ticket opens when it is submitted
+// (openForm). Otherwise the ticket is recorded at once (record).
 func (d *deps) open(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	panelID, err1 := strconv.ParseInt(in.Vars["panel"], 10, 64)
-	topicID, err2 := strconv.ParseInt(in.Vars["topic"], 10, 64)
-	if err1 != nil || err2 != nil {
-		return say(in, "gone_panel", nil), nil
+	p, topicLabel, resp, err := d.clickedPanel(ctx, in)
+	if resp != nil || err != nil {
+		return resp, err
 	}
-	p, err := loadPanel(ctx, d.db, panelID)
-	if errors.Is(err, errNoPanel) || err == nil && p.GuildID != in.GuildID {
-		return say(in, "gone_panel", nil), nil
+	if len(p.Questions) == 0 {
+		return d.record(ctx, in, p, topicLabel, nil)
+	}
+	// A member who could not open a ticket now hears so before typing
+	// their answers; the submit checks again under their lock.
+	s, err := loadSettings(ctx, in.DB(), in.GuildID)
+	if errors.Is(err, errNoSettings) {
+		return say(in, "not_ready", nil), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var topicLabel string
+	if resp, err := refusal(ctx, in.DB(), in, s); resp != nil || err != nil {
+		return resp, err
+	}
+	return formModal(in, p)
+}
+
+// clickedPanel reads the panel and topic a button or form names, on the
+// fast path's own pool; resp answers a panel or topic that is gone.
+func (d *deps) clickedPanel(ctx context.Context, in *interaction.Interaction) (p *panel, topicLabel string, resp *discordgo.InteractionResponse, err error) {
+	panelID, err1 := strconv.ParseInt(in.Vars["panel"], 10, 64)
+	topicID, err2 := strconv.ParseInt(in.Vars["topic"], 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, "", say(in, "gone_panel", nil), nil
+	}
+	p, err = loadPanel(ctx, in.DB(), panelID)
+	if errors.Is(err, errNoPanel) || err == nil && p.GuildID != in.GuildID {
+		return nil, "", say(in, "gone_panel", nil), nil
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
 	if topicID != 0 {
 		t, ok := p.topic(topicID)
 		if !ok {
-			return say(in, "gone_panel", nil), nil
+			return nil, "", say(in, "gone_panel", nil), nil
 		}
 		topicLabel = t.Label
 	}
+	return p, topicLabel, nil, nil
+}
+
+// record opens a ticket. Under the member's lock — a transaction-scoped
+// advisory lock, so a double click waits for the first click's commit —
+// it checks the ticket being opened, the limit and the cooldown, records
+// the ticket and enqueues its open job, all in one transaction: two
+// clicks can never both pass the checks.
+func (d *deps) record(ctx context.Context, in *interaction.Interaction, p *panel, topicLabel string, answers []answer) (*discordgo.InteractionResponse, error) {
 	tx, err := in.Tx(ctx)
 	if err != nil {
 		return nil, err
@@ -56,24 +88,59 @@ func (d *deps) open(ctx context.Context, in *interaction.Interaction) (*discordg
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "tickets:"+in.GuildID+":"+user); err != nil {
 		return nil, fmt.Errorf("tickets: member lock: %w", err)
 	}
+	if resp, err := refusal(ctx, tx, in, s); resp != nil || err != nil {
+		return resp, err
+	}
+	var number int
+	if err := tx.QueryRow(ctx, `UPDATE ticket_settings SET next_number = next_number + 1 WHERE guild_id = $1 RETURNING next_number - 1`,
+		in.GuildID).Scan(&number); err != nil {
+		return nil, fmt.Errorf("tickets: number: %w", err)
+	}
+	if answers == nil {
+		answers = []answer{}
+	}
+	userLocale, guildLocale := in.Locales()
+	var id int64
+	if err := tx.QueryRow(ctx, `INSERT INTO tickets (guild_id, number, opener_id, topic, mode, interaction_id, locale, guild_locale, answers)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`, in.GuildID, number, user, topicLabel, s.Mode, in.ID,
+		userLocale, guildLocale, answers).Scan(&id); err != nil {
+		return nil, fmt.Errorf("tickets: record ticket: %w", err)
+	}
+	name := ""
+	if in.Member.User != nil {
+		name = in.Member.User.Username
+	}
+	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+		Args:       openArgs{TicketID: id, ParentID: cmp.Or(deref(s.ChannelID), p.ChannelID), OpenerName: name},
+		InsertOpts: &river.InsertOpts{Queue: string(work.Events)},
+	})
+	return interaction.Deferred(true), err
+}
+
+// refusal checks whether the member may open a ticket now: not while one
+// is being opened, not past the limit, not within the cooldown. It
+// answers why not, or nil; a delivery of an interaction whose ticket is
+// recorded already is a replay.
+func refusal(ctx context.Context, q querier, in *interaction.Interaction, s *settings) (*discordgo.InteractionResponse, error) {
 	var st struct {
 		open             int
 		opening, replay  bool
 		newest           *string
 		cooldownLeftSecs float64
 	}
-	err = tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status IN ('opening', 'open')),
+	err := q.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status IN ('opening', 'open')),
 			COALESCE(bool_or(status = 'opening'), false), COALESCE(bool_or(interaction_id = $3), false),
 			(array_agg(channel_id ORDER BY opened_at DESC) FILTER (WHERE status = 'open'))[1],
 			COALESCE(EXTRACT(EPOCH FROM max(opened_at) FILTER (WHERE status <> 'failed') + make_interval(secs => $4) - now()), 0)
-		FROM tickets WHERE guild_id = $1 AND opener_id = $2`, in.GuildID, user, in.ID, s.CooldownSecs).
+		FROM tickets WHERE guild_id = $1 AND opener_id = $2`, in.GuildID, in.UserID(), in.ID, s.CooldownSecs).
 		Scan(&st.open, &st.opening, &st.replay, &st.newest, &st.cooldownLeftSecs)
 	if err != nil {
 		return nil, fmt.Errorf("tickets: member's tickets: %w", err)
 	}
 	switch {
 	case st.replay:
-		// Discord delivered this click again after its ticket was recorded.
+		// Discord delivered this interaction again after its ticket was
+		// recorded.
 		return nil, interaction.ErrReplay
 	case st.opening:
 		return say(in, "opening_already", nil), nil
@@ -86,27 +153,7 @@ func (d *deps) open(ctx context.Context, in *interaction.Interaction) (*discordg
 	case st.cooldownLeftSecs > 0:
 		return say(in, "wait", map[string]any{"Seconds": int(math.Ceil(st.cooldownLeftSecs))}), nil
 	}
-	var number int
-	if err := tx.QueryRow(ctx, `UPDATE ticket_settings SET next_number = next_number + 1 WHERE guild_id = $1 RETURNING next_number - 1`,
-		in.GuildID).Scan(&number); err != nil {
-		return nil, fmt.Errorf("tickets: number: %w", err)
-	}
-	userLocale, guildLocale := in.Locales()
-	var id int64
-	if err := tx.QueryRow(ctx, `INSERT INTO tickets (guild_id, number, opener_id, topic, mode, interaction_id, locale, guild_locale)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, in.GuildID, number, user, topicLabel, s.Mode, in.ID,
-		userLocale, guildLocale).Scan(&id); err != nil {
-		return nil, fmt.Errorf("tickets: record ticket: %w", err)
-	}
-	name := ""
-	if in.Member.User != nil {
-		name = in.Member.User.Username
-	}
-	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
-		Args:       openArgs{TicketID: id, ParentID: cmp.Or(deref(s.ChannelID), p.ChannelID), OpenerName: name},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Events)},
-	})
-	return interaction.Deferred(true), err
+	return nil, nil
 }
 
 func deref(s *string) string {

@@ -40,11 +40,12 @@ func (d *deps) setup(ctx context.Context, in *interaction.Interaction) (*discord
 	if mode != "thread" && mode != "channel" {
 		return say(in, "bad_mode", nil), nil
 	}
-	var ids [3]*string
+	var ids [4]*string
 	for i, c := range []struct {
 		name string
 		typ  discordgo.ChannelType
-	}{{"channel", discordgo.ChannelTypeGuildText}, {"category", discordgo.ChannelTypeGuildCategory}, {"log-channel", discordgo.ChannelTypeGuildText}} {
+	}{{"channel", discordgo.ChannelTypeGuildText}, {"category", discordgo.ChannelTypeGuildCategory},
+		{"log-channel", discordgo.ChannelTypeGuildText}, {"notify-channel", discordgo.ChannelTypeGuildText}} {
 		if o.String(c.name) == "" {
 			continue
 		}
@@ -57,17 +58,27 @@ func (d *deps) setup(ctx context.Context, in *interaction.Interaction) (*discord
 	if mode == "thread" && ids[1] != nil {
 		return say(in, "category_thread", nil), nil
 	}
-	if _, err := d.db.Exec(ctx, `INSERT INTO ticket_settings (guild_id, support_role, mode, channel_id, category_id, log_channel_id)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (guild_id) DO UPDATE SET support_role = EXCLUDED.support_role,
-		mode = EXCLUDED.mode, channel_id = EXCLUDED.channel_id, category_id = EXCLUDED.category_id, log_channel_id = EXCLUDED.log_channel_id`,
-		in.GuildID, role.ID, mode, ids[0], ids[1], ids[2]); err != nil {
+	if _, err := in.DB().Exec(ctx, `INSERT INTO ticket_settings (guild_id, support_role, mode, channel_id, category_id, log_channel_id,
+		notify_channel_id) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (guild_id) DO UPDATE SET support_role = EXCLUDED.support_role,
+		mode = EXCLUDED.mode, channel_id = EXCLUDED.channel_id, category_id = EXCLUDED.category_id, log_channel_id = EXCLUDED.log_channel_id,
+		notify_channel_id = EXCLUDED.notify_channel_id`,
+		in.GuildID, role.ID, mode, ids[0], ids[1], ids[2], ids[3]); err != nil {
 		return nil, fmt.Errorf("tickets: setup: %w", err)
 	}
 	log := in.Localizer.T("tickets.no_log", nil)
 	if ids[2] != nil {
 		log = channelMention(*ids[2])
 	}
-	return say(in, "setup_done", map[string]any{"Role": roleMention(role.ID), "Mode": mode, "Log": log}), nil
+	resp := say(in, "setup_done", map[string]any{"Role": roleMention(role.ID), "Mode": mode, "Log": log})
+	if mode == "thread" {
+		// Staff see a private thread only once added: say how they will.
+		note := in.Localizer.T("tickets.setup_no_notify", nil)
+		if c := cmp.Or(ids[3], ids[2]); c != nil {
+			note = in.Localizer.T("tickets.setup_notify", map[string]any{"Channel": channelMention(*c)})
+		}
+		resp.Data.Content += "\n" + note
+	}
+	return resp, nil
 }
 
 // settings changes the options given and keeps the rest.
@@ -116,7 +127,7 @@ func (d *deps) settings(ctx context.Context, in *interaction.Interaction) (*disc
 		set("welcome", strings.TrimSpace(v))
 	}
 	if len(sets) > 0 {
-		tag, err := d.db.Exec(ctx, `UPDATE ticket_settings SET `+strings.Join(sets, ", ")+` WHERE guild_id = $1`, append([]any{in.GuildID}, args...)...)
+		tag, err := in.DB().Exec(ctx, `UPDATE ticket_settings SET `+strings.Join(sets, ", ")+` WHERE guild_id = $1`, append([]any{in.GuildID}, args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("tickets: settings: %w", err)
 		}
@@ -124,7 +135,7 @@ func (d *deps) settings(ctx context.Context, in *interaction.Interaction) (*disc
 			return say(in, "not_setup", nil), nil
 		}
 	}
-	s, err := loadSettings(ctx, d.db, in.GuildID)
+	s, err := loadSettings(ctx, in.DB(), in.GuildID)
 	if errors.Is(err, errNoSettings) {
 		return say(in, "not_setup", nil), nil
 	}
@@ -262,7 +273,7 @@ func (d *deps) changePanel(ctx context.Context, in *interaction.Interaction,
 
 // autocompletePanel offers the guild's panels.
 func (d *deps) autocompletePanel(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	rows, err := d.db.Query(ctx, `SELECT id, title FROM ticket_panels WHERE guild_id = $1 ORDER BY id DESC LIMIT 25`, in.GuildID)
+	rows, err := in.DB().Query(ctx, `SELECT id, title FROM ticket_panels WHERE guild_id = $1 ORDER BY id DESC LIMIT 25`, in.GuildID)
 	if err != nil {
 		return nil, err
 	}

@@ -12,19 +12,22 @@ import (
 
 // settings is one guild's ticket configuration.
 type settings struct {
-	GuildID        string
-	SupportRole    string
-	Mode           string // thread or channel
-	ChannelID      *string
-	CategoryID     *string
-	LogChannelID   *string
-	MaxOpen        int
-	CooldownSecs   int
-	InactivitySecs int
-	CloseOnLeave   bool
-	DMTranscripts  bool
-	Naming         string // number or username
-	Welcome        string
+	GuildID      string
+	SupportRole  string
+	Mode         string // thread or channel
+	ChannelID    *string
+	CategoryID   *string
+	LogChannelID *string
+	// NotifyChannelID is where thread mode's staff notifications go
+	// (nil: the log channel).
+	NotifyChannelID *string
+	MaxOpen         int
+	CooldownSecs    int
+	InactivitySecs  int
+	CloseOnLeave    bool
+	DMTranscripts   bool
+	Naming          string // number or username
+	Welcome         string
 }
 
 // ticket is one ticket.
@@ -41,10 +44,23 @@ type ticket struct {
 	InteractionID string
 	Locale        string
 	GuildLocale   string
+	FailReason    string
 	CloseReason   string
 	ClosedBy      *string
 	OpenedAt      time.Time
 	WarnedAt      *time.Time
+	// NoticeChannelID and NoticeMessageID are the staff notification of
+	// a thread-mode ticket.
+	NoticeChannelID *string
+	NoticeMessageID *string
+	Answers         []answer
+}
+
+// answer is one question of a panel's intake form with the opener's
+// answer.
+type answer struct {
+	Question string `json:"q"`
+	Answer   string `json:"a"`
 }
 
 // querier is a pool or a transaction.
@@ -60,9 +76,9 @@ var (
 
 func loadSettings(ctx context.Context, q querier, guildID string) (*settings, error) {
 	s := &settings{GuildID: guildID}
-	err := q.QueryRow(ctx, `SELECT support_role, mode, channel_id, category_id, log_channel_id, max_open, cooldown_secs,
-		inactivity_secs, close_on_leave, dm_transcripts, naming, welcome FROM ticket_settings WHERE guild_id = $1`, guildID).
-		Scan(&s.SupportRole, &s.Mode, &s.ChannelID, &s.CategoryID, &s.LogChannelID, &s.MaxOpen, &s.CooldownSecs,
+	err := q.QueryRow(ctx, `SELECT support_role, mode, channel_id, category_id, log_channel_id, notify_channel_id, max_open,
+		cooldown_secs, inactivity_secs, close_on_leave, dm_transcripts, naming, welcome FROM ticket_settings WHERE guild_id = $1`, guildID).
+		Scan(&s.SupportRole, &s.Mode, &s.ChannelID, &s.CategoryID, &s.LogChannelID, &s.NotifyChannelID, &s.MaxOpen, &s.CooldownSecs,
 			&s.InactivitySecs, &s.CloseOnLeave, &s.DMTranscripts, &s.Naming, &s.Welcome)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoSettings
@@ -74,13 +90,13 @@ func loadSettings(ctx context.Context, q querier, guildID string) (*settings, er
 }
 
 const ticketColumns = `id, guild_id, number, opener_id, topic, status, mode, channel_id, claimed_by, interaction_id,
-	locale, guild_locale, close_reason, closed_by, opened_at, warned_at`
+	locale, guild_locale, fail_reason, close_reason, closed_by, opened_at, warned_at, notice_channel_id, notice_message_id, answers`
 
 func readTicket(ctx context.Context, q querier, sql string, args ...any) (*ticket, error) {
 	t := &ticket{}
 	err := q.QueryRow(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE `+sql, args...).Scan(&t.ID, &t.GuildID, &t.Number,
 		&t.OpenerID, &t.Topic, &t.Status, &t.Mode, &t.ChannelID, &t.ClaimedBy, &t.InteractionID, &t.Locale, &t.GuildLocale,
-		&t.CloseReason, &t.ClosedBy, &t.OpenedAt, &t.WarnedAt)
+		&t.FailReason, &t.CloseReason, &t.ClosedBy, &t.OpenedAt, &t.WarnedAt, &t.NoticeChannelID, &t.NoticeMessageID, &t.Answers)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoTicket
 	}
@@ -118,6 +134,8 @@ type panel struct {
 	State     string
 	Revision  int64
 	Topics    []topic
+	// Questions are the panel's intake form, in order (none: no form).
+	Questions []string
 }
 
 type topic struct {
@@ -145,6 +163,13 @@ func loadPanel(ctx context.Context, q querier, id int64) (*panel, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tickets: read topics: %w", err)
+	}
+	rows, err = q.Query(ctx, `SELECT label FROM ticket_questions WHERE panel_id = $1 ORDER BY position`, id)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: read questions: %w", err)
+	}
+	if p.Questions, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		return nil, fmt.Errorf("tickets: read questions: %w", err)
 	}
 	return p, nil
 }

@@ -16,6 +16,11 @@
 //   - Closing is a durable event job of resumable steps (closing message,
 //     transcript, upload, DM, archive or delete); each step's checkpoint
 //     is committed with its result, so a restart resumes where it stopped.
+//   - In thread mode staff see a ticket's private thread only once added:
+//     each ticket is announced in the notify (or log) channel with a
+//     "Join ticket" button for the support role.
+//   - A panel may ask up to 5 questions first (an intake form, a modal);
+//     the answers open the ticket and show in its welcome.
 //   - Auto-close (inactivity, opener left) runs as scheduled jobs that
 //     warn first and survive restarts.
 //
@@ -102,7 +107,9 @@ func build(k feature.Kit) error {
 		r.Command("/panel", d.panel)
 		r.Command("/topic/add", d.topicAdd)
 		r.Command("/topic/remove", d.topicRemove)
+		r.Command("/form", d.form)
 		r.Command("/stats", d.stats)
+		r.Autocomplete("/form", d.autocompletePanel)
 		r.Autocomplete("/topic/add", d.autocompletePanel)
 		r.Autocomplete("/topic/remove", d.autocompletePanel)
 	})
@@ -126,10 +133,13 @@ func build(k feature.Kit) error {
 		r.Component(closeID, d.closeButton)
 		r.Component(claimID, d.claimButton)
 		r.Component(confirmID, d.confirmClose)
+		r.Component(joinID, d.join)
+		r.Modal(formID, d.openForm)
 	})
 	work.Register(k.Jobs, &panelWorker{deps: d})
 	work.Register(k.Jobs, &openWorker{deps: d})
 	work.Register(k.Jobs, &actionWorker{deps: d})
+	work.Register(k.Jobs, &joinWorker{deps: d})
 	work.Register(k.Jobs, &closeWorker{deps: d})
 	work.Register(k.Jobs, &transcriptWorker{deps: d})
 	work.Register(k.Jobs, &autoCloseWorker{deps: d})
@@ -137,7 +147,6 @@ func build(k feature.Kit) error {
 	work.Register(k.Jobs, &sweepWorker{deps: d})
 	k.Jobs.Periodic(sweepJob())
 	k.Events.On(d.onMessageCreate)
-	k.Events.On(d.onThreadCreate)
 	k.Events.On(d.onMemberRemove)
 	k.Events.On(d.onChannelDelete)
 	k.Events.On(d.onThreadDelete)

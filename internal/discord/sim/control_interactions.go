@@ -70,6 +70,8 @@ type InteractionStatus struct {
 	Original map[string]any `json:"original,omitempty"`
 	// Choices are what an autocomplete interaction was answered with.
 	Choices []Choice `json:"choices,omitempty"`
+	// Modal is the data of the modal the interaction was answered with.
+	Modal json.RawMessage `json:"modal,omitempty"`
 }
 
 // Choice is one choice of an autocomplete answer: the name the member
@@ -257,7 +259,7 @@ func (s *Server) Interaction(id string) (InteractionStatus, bool) {
 	if !ok {
 		return InteractionStatus{}, false
 	}
-	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups), Choices: in.choices}
+	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups), Choices: in.choices, Modal: in.modal}
 	if in.acked {
 		st.AckLatencyMS = ptr(ms(in.ackLatency))
 	}

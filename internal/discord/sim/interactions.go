@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -47,6 +48,7 @@ type interaction struct {
 	originalID string
 	followups  []string
 	choices    []Choice // an autocomplete answer's
+	modal      json.RawMessage
 }
 
 func (s *state) interactionByToken(token string) *interaction {
@@ -101,6 +103,7 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 		if err := validateModal(body.Data); err != nil {
 			return nil, err
 		}
+		in.modal = slices.Clone(body.Data)
 	case callbackAutocomplete:
 		var err *apiError
 		if choices, err = validateChoices(body.Data); err != nil {

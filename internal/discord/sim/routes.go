@@ -68,6 +68,7 @@ func routeTable() []*route {
 		{method: "DELETE", template: "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", group: "guild-member-role", major: majorGuild, limit: per(10, 10*sec), handle: removeMemberRole},
 		{method: "GET", template: "/guilds/{guild_id}/channels", group: "guild-channels-get", major: majorGuild, limit: per(5, 5*sec), handle: listChannels},
 		{method: "POST", template: "/guilds/{guild_id}/channels", group: "guild-channel-create", major: majorGuild, limit: per(5, 10*sec), handle: createChannel},
+		{method: "GET", template: "/guilds/{guild_id}/threads/active", group: "guild-threads-active", major: majorGuild, limit: per(5, 5*sec), handle: listActiveThreads},
 
 		{method: "GET", template: "/channels/{channel_id}", group: "channel-get", major: majorChannel, limit: per(5, 5*sec), handle: getChannel},
 		{method: "PATCH", template: "/channels/{channel_id}", group: "channel-modify", major: majorChannel, limit: per(10, 15*sec), handle: modifyChannel, sub: renameLimit},

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -271,4 +272,31 @@ func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *
 	rendered := s.st.renderChannel(t)
 	rq.emit(t.guildID, "THREAD_UPDATE", rendered)
 	return rendered, nil
+}
+
+// listActiveThreads is GET /guilds/{guild_id}/threads/active: every
+// unarchived thread of the guild the bot can see (a private one only as
+// a member or with Manage Threads), newest first, with a thread member
+// object for each the bot has joined. Discord returns them in one page,
+// so has_more is always false.
+func listActiveThreads(s *Server, rq *request) (any, *apiError) {
+	g, err := s.st.guild(rq.params["guild_id"])
+	if err != nil {
+		return nil, err
+	}
+	var active []*channel
+	for _, c := range s.st.channels {
+		if c.guildID == g.id && c.isThread() && !c.archived && s.st.requireChannel(c, permViewChannel) == nil {
+			active = append(active, c)
+		}
+	}
+	slices.SortFunc(active, func(a, b *channel) int { return -compareSnowflakes(a.id, b.id) })
+	threads, members := []any{}, []any{}
+	for _, c := range active {
+		threads = append(threads, s.st.renderChannel(c))
+		if joined, in := c.threadMembers[s.st.botID]; in {
+			members = append(members, map[string]any{"id": c.id, "user_id": s.st.botID, "join_timestamp": timestamp(joined), "flags": 0})
+		}
+	}
+	return map[string]any{"threads": threads, "members": members, "has_more": false}, nil
 }

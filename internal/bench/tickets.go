@@ -1,0 +1,320 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+// TicketsResult is what `herald bench tickets --json` prints. Times are
+// wall-clock milliseconds on the time-scaled simulator; divide by
+// TimeScale for Discord's unscaled time. Ratios are the same either way.
+type TicketsResult struct {
+	TimeScale float64 `json:"time_scale"`
+	Members   int     `json:"members"`
+	// Clicks counts the panel clicks: every member clicks twice at once.
+	Clicks    int `json:"clicks"`
+	ClickRate int `json:"click_rate"`
+	// Acked counts clicks answered within Discord's (scaled) 3 seconds.
+	Acked  int `json:"acked"`
+	Opened int `json:"opened"`
+	Closed int `json:"closed"`
+	// Duplicates counts second threads, welcomes or tickets for one
+	// member: it must be 0.
+	Duplicates int `json:"duplicates"`
+	// Open-click-to-thread-created latency: from a member's first click
+	// to the creation time of their ticket's thread (its snowflake).
+	OpenP50MS float64 `json:"open_p50_ms"`
+	OpenP99MS float64 `json:"open_p99_ms"`
+	// The same for the earliest the thread-create bucket of the panel's
+	// channel allows: every create sent the moment its click arrives or
+	// the bucket has room, in click order.
+	MinimumP50MS float64 `json:"minimum_p50_ms"`
+	MinimumP99MS float64 `json:"minimum_p99_ms"`
+	RatioP50     float64 `json:"ratio_p50"`
+	RatioP99     float64 `json:"ratio_p99"`
+	// API calls per ticket opened, against the least: both clicks'
+	// answers, the thread, adding the opener, the welcome, the staff
+	// notification and the reply's link (7).
+	CallsPerOpen     float64        `json:"calls_per_open"`
+	MinimumPerOpen   float64        `json:"minimum_calls_per_open"`
+	OpenCallsByRoute map[string]int `json:"open_calls_by_route"`
+	// API calls per ticket closed, against the least: the command's
+	// answer, the closing message, one page of history per 100 messages,
+	// the transcript upload, the DM channel and the DM, the notification
+	// edit and the archive (8 for a short ticket).
+	CallsPerClose     float64        `json:"calls_per_close"`
+	MinimumPerClose   float64        `json:"minimum_calls_per_close"`
+	CloseCallsByRoute map[string]int `json:"close_calls_by_route"`
+	RateLimited       int            `json:"rate_limited"`
+}
+
+// Unscaled limits of the tickets bench: the simulator's thread-create
+// bucket (Discord's observed 5 per 5 s per parent channel).
+const (
+	threadCreateLimit  = 5
+	threadCreateWindow = 5 * time.Second
+)
+
+// RunTickets sets tickets up through herald's commands (thread mode, a
+// log channel), has members click the panel's button twice each at rate
+// clicks a second, then has staff close every ticket, on one simulator
+// at scale with Discord's default limits. dbURL is a migrated database
+// herald may fill.
+func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate int) (TicketsResult, error) {
+	res := TicketsResult{TimeScale: scale, Members: members, ClickRate: rate, MinimumPerOpen: 7, MinimumPerClose: 8}
+	w, err := newWorld(scale, nil)
+	if err != nil {
+		return res, err
+	}
+	defer w.close()
+	f := sim.Fixture{Name: "tickets", Channels: []sim.FixtureChannel{{Name: "help", Type: 0}, {Name: "admin", Type: 0}, {Name: "log", Type: 0}},
+		Roles:   []sim.FixtureRole{{Name: "helpers", Permissions: "0", Position: 1}},
+		Members: []sim.FixtureMember{{Username: "staff", Roles: []string{"helpers"}}}}
+	for i := range members {
+		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
+	}
+	g, err := w.sim.LoadFixture(f)
+	if err != nil {
+		return res, err
+	}
+	stop, err := startHerald(ctx, w, dbURL)
+	if err != nil {
+		return res, err
+	}
+	defer stop()
+	panel, err := setUpTickets(w, g)
+	if err != nil {
+		return res, err
+	}
+	threads, err := res.open(w, g, panel)
+	if err != nil {
+		return res, err
+	}
+	return res, res.close(w, g, threads)
+}
+
+// setUpTickets runs /tickets setup and /tickets panel as the guild's
+// owner and returns the panel's message.
+func setUpTickets(w *world, g sim.FixtureResult) (*discordgo.Message, error) {
+	role, ch := discordgo.ApplicationCommandOptionRole, discordgo.ApplicationCommandOptionChannel
+	for _, s := range []map[string]any{
+		sub("setup", opt(role, "support-role", g.Roles[0].ID), opt(ch, "log-channel", g.Channels[2].ID)),
+		sub("panel", opt(ch, "channel", g.Channels[0].ID)),
+	} {
+		id, err := admin(w, g, "tickets", s)
+		if err != nil {
+			return nil, err
+		}
+		if err := until(10*time.Second, "the reply to /tickets "+s["name"].(string), func() bool { return replied(w, id) }); err != nil {
+			return nil, err
+		}
+	}
+	var panel *discordgo.Message
+	err := until(10*time.Second, "the panel", func() bool {
+		for _, m := range messages(w, g.Channels[0].ID) {
+			if len(m.Components) > 0 {
+				panel = m
+			}
+		}
+		return panel != nil
+	})
+	return panel, err
+}
+
+// open has every member click the panel's button twice, back to back,
+// at ClickRate members a second, and waits until every ticket is open
+// and both clicks of every member are answered. It returns the tickets'
+// threads by member.
+func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.Message) (map[string]string, error) {
+	button := panel.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button).CustomID
+	since := time.Now()
+	first := map[string]time.Time{}
+	var order []string
+	var clicks []click
+	for i, m := range g.Members[2 : res.Members+2] {
+		time.Sleep(time.Until(since.Add(time.Duration(i) * time.Second / time.Duration(res.ClickRate))))
+		first[m.ID] = time.Now()
+		order = append(order, m.ID)
+		for range 2 {
+			in, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: panel.ChannelID, UserID: m.ID,
+				Kind: "component", CustomID: button, MessageID: panel.ID})
+			if err != nil {
+				return nil, err
+			}
+			clicks = append(clicks, click{id: in.ID, member: m.ID, at: time.Now()})
+		}
+	}
+	res.Clicks = len(clicks)
+	window := time.Duration(float64(threadCreateWindow) * res.TimeScale)
+	arrivals := make([]time.Time, len(order))
+	for i, id := range order {
+		arrivals[i] = first[id]
+	}
+	minimum := earliest(arrivals, threadCreateLimit, window)
+	deadline := 3*(minimum[len(minimum)-1]+arrivals[len(arrivals)-1].Sub(arrivals[0])) + 20*time.Second
+	threads := map[string]string{} // member → thread
+	// A click answered too late is refused by Discord (and counted as
+	// not acked); it may still have opened a ticket. The run waits for
+	// every answered click's reply and every acknowledged opener's thread.
+	answerBy := time.Duration(3*float64(time.Second)*res.TimeScale) + time.Second
+	err := until(deadline, "every ticket open and every click answered", func() bool {
+		clear(threads)
+		res.Duplicates = 0
+		snap, _ := w.sim.Guild(g.ID)
+		for _, th := range snap.Threads {
+			opener := ""
+			for _, m := range th.Members {
+				if _, isMember := first[m]; isMember {
+					opener = m
+				}
+			}
+			if _, dup := threads[opener]; dup {
+				res.Duplicates++
+			}
+			if opener != "" {
+				threads[opener] = th.ID
+			}
+		}
+		return !slices.ContainsFunc(clicks, func(c click) bool {
+			st, _ := w.sim.Interaction(c.id)
+			_, open := threads[c.member]
+			switch {
+			case st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource):
+				return !open || !replied(w, c.id)
+			case st.Acked:
+				return !replied(w, c.id)
+			}
+			return time.Since(c.at) < answerBy
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %d of %d tickets open", err, len(threads), res.Members)
+	}
+	res.Opened = len(threads)
+	var got []float64
+	for _, member := range order {
+		if threads[member] == "" {
+			continue // every click refused: no ticket, counted as slower than all
+		}
+		created, err := discordgo.SnowflakeTimestamp(threads[member])
+		if err != nil {
+			return nil, err
+		}
+		got = append(got, ms(created.Sub(first[member])))
+		if n := countWith(messages(w, threads[member]), "opened ticket #"); n != 1 {
+			res.Duplicates += n - 1
+		}
+	}
+	for _, c := range clicks {
+		if st, _ := w.sim.Interaction(c.id); st.Acked && st.AckLatencyMS != nil && *st.AckLatencyMS <= 3000*res.TimeScale {
+			res.Acked++
+		}
+	}
+	var least []float64
+	for _, d := range minimum {
+		least = append(least, ms(d))
+	}
+	slices.Sort(got)
+	slices.Sort(least)
+	n := len(order)
+	res.OpenP50MS, res.OpenP99MS = rank(got, 50, n, math.Inf(1)), rank(got, 99, n, math.Inf(1))
+	res.MinimumP50MS, res.MinimumP99MS = rank(least, 50, n, math.Inf(1)), rank(least, 99, n, math.Inf(1))
+	res.RatioP50, res.RatioP99 = res.OpenP50MS/res.MinimumP50MS, res.OpenP99MS/res.MinimumP99MS
+	var calls int
+	calls, res.OpenCallsByRoute = res.tally(w, since)
+	res.CallsPerOpen = float64(calls) / float64(res.Opened)
+	return threads, nil
+}
+
+// close has staff run /ticket close in every ticket at ClickRate a
+// second and waits until every thread is archived and its transcript
+// uploaded.
+func (res *TicketsResult) close(w *world, g sim.FixtureResult, threads map[string]string) error {
+	since := time.Now()
+	i := 0
+	for _, th := range threads {
+		time.Sleep(time.Until(since.Add(time.Duration(i) * time.Second / time.Duration(res.ClickRate))))
+		i++
+		if _, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: th, UserID: g.Members[1].ID, Kind: "command",
+			Name: "ticket", Options: []any{sub("close")}}); err != nil {
+			return err
+		}
+	}
+	err := until(time.Minute+time.Duration(float64(len(threads))*float64(time.Second)*res.TimeScale*10), "every ticket closed", func() bool {
+		res.Closed = 0
+		snap, _ := w.sim.Guild(g.ID)
+		for _, th := range snap.Threads {
+			if th.Archived {
+				res.Closed++
+			}
+		}
+		logs := messages(w, g.Channels[2].ID)
+		return res.Closed == len(threads) && countWith(logs, "Transcript of ticket #") >= len(threads)
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %d of %d closed", err, res.Closed, len(threads))
+	}
+	logs := messages(w, g.Channels[2].ID)
+	res.Duplicates += countWith(logs, "Transcript of ticket #") - len(threads)
+	var calls int
+	calls, res.CloseCallsByRoute = res.tally(w, since)
+	res.CallsPerClose = float64(calls) / float64(res.Closed)
+	return nil
+}
+
+// click is one panel click: its interaction, who, when.
+type click struct {
+	id, member string
+	at         time.Time
+}
+
+// tally counts the requests since a moment, by route, and the 429s.
+func (res *TicketsResult) tally(w *world, since time.Time) (int, map[string]int) {
+	byRoute := map[string]int{}
+	calls := 0
+	for _, r := range w.sim.Requests() {
+		if r.Time.Before(since) {
+			continue
+		}
+		calls++
+		byRoute[r.Method+" "+r.Route]++
+		if r.Status == http.StatusTooManyRequests {
+			res.RateLimited++
+		}
+	}
+	return calls, byRoute
+}
+
+// messages is a channel's messages as the simulator renders them.
+func messages(w *world, channelID string) []*discordgo.Message {
+	raw, _ := w.sim.Messages(channelID)
+	var out []*discordgo.Message
+	for _, m := range raw {
+		b, _ := json.Marshal(m)
+		var msg discordgo.Message
+		if json.Unmarshal(b, &msg) == nil {
+			out = append(out, &msg)
+		}
+	}
+	return out
+}
+
+func countWith(msgs []*discordgo.Message, text string) int {
+	n := 0
+	for _, m := range msgs {
+		if strings.Contains(m.Content, text) {
+			n++
+		}
+	}
+	return n
+}

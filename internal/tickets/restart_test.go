@@ -1,0 +1,84 @@
+package tickets_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
+)
+
+// Discord creates a ticket's thread but its answer is lost: the open
+// job's retry finds the thread among the guild's active threads by its
+// name instead of creating a second, and the ticket opens in it once.
+func TestThreadCreateAnswerLost(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
+	panel := setup(t, h, heraldtest.Opts{})
+	h.Sim.SetFault(sim.Fault{Route: "POST /channels/{channel_id}/threads", DropAfterApply: 1})
+	ch := ticketChannel(t, h.As("bob").Click(panel, button(t, panel, "Open ticket")).Reply())
+	g := h.Sim.Guild(h.Guild.ID)
+	if len(g.Threads) != 1 || g.Threads[0].ID != ch {
+		t.Fatalf("threads = %+v, want the one the lost create made", g.Threads)
+	}
+	if n := requests(h, http.MethodGet, "/guilds/{guild_id}/threads/active"); n != 1 {
+		t.Errorf("%d reads of the active threads, want 1 (by the retry)", n)
+	}
+	message(t, h, ch, "opened ticket #1")
+	if n := count(h, ch, "opened ticket #1"); n != 1 {
+		t.Errorf("%d welcome messages, want 1", n)
+	}
+}
+
+// Auto-close for inactivity across redeploys: herald is stopped while
+// the inactivity job is scheduled and started after it fell due, then
+// stopped again within the grace period after its warning. The warning
+// and then the close each happen once. The durations are shortened
+// through the guild's setting and the grace variable; no due time is
+// moved by hand.
+func TestAutoCloseAcrossRestart(t *testing.T) {
+	t.Parallel()
+	const quiet, grace = 3 * time.Second, 3 * time.Second
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()), heraldtest.WithEnv(map[string]string{"HERALD_TICKETS_GRACE": grace.String()}))
+	setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
+	// /tickets settings counts hours; the test's guild counts seconds.
+	if _, err := h.DB.Exec(t.Context(), `UPDATE ticket_settings SET inactivity_secs = $1`, int(quiet.Seconds())); err != nil {
+		t.Fatal(err)
+	}
+	ch := openTicket(t, h, "**Help desk**", "bob")
+	message(t, h, ch, "opened ticket #1")
+	h.Stop()
+	time.Sleep(quiet + time.Second)
+	if n := count(h, ch, "no messages for a while"); n != 0 {
+		t.Fatalf("%d warnings while herald was stopped", n)
+	}
+	h.Start()
+	message(t, h, ch, "no messages for a while")
+	h.Stop()
+	if thread(h, ch).Archived {
+		t.Fatal("closed before the grace period ended")
+	}
+	time.Sleep(grace + time.Second)
+	h.Start()
+	h.Eventually("the thread archived", func() bool { return thread(h, ch).Archived })
+	message(t, h, ch, "no messages for too long")
+	message(t, h, h.Channel("ticket-log"), "Transcript of ticket #1")
+	for _, what := range []string{"no messages for a while", "no messages for too long"} {
+		if n := count(h, ch, what); n != 1 {
+			t.Errorf("%d messages %q, want 1", n, what)
+		}
+	}
+	if n := count(h, h.Channel("ticket-log"), "Transcript of ticket #1"); n != 1 {
+		t.Errorf("%d transcript uploads, want 1", n)
+	}
+	if n := requests(h, http.MethodPatch, "/channels/{channel_id}"); n != 1 {
+		t.Errorf("%d channel edits, want 1 archive", n)
+	}
+	var status string
+	h.DB.QueryRow(t.Context(), `SELECT status FROM tickets`).Scan(&status)
+	if !strings.EqualFold(status, "closed") {
+		t.Errorf("status %q", status)
+	}
+}
