@@ -29,12 +29,15 @@ func cmdBench(ctx context.Context, args []string, e env) int {
 		return benchRoleMenu(ctx, args[1:], e)
 	case len(args) > 0 && args[0] == "tickets":
 		return benchTickets(ctx, args[1:], e)
+	case len(args) > 0 && args[0] == "proxy":
+		return benchProxy(ctx, args[1:], e)
 	}
-	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack|rolemenu|tickets [flags]\n\n"+
+	fmt.Fprintln(e.stderr, "Usage: herald bench transport|ack|rolemenu|tickets|proxy [flags]\n\n"+
 		"  transport  herald's REST engine against stock discordgo on the simulator\n"+
 		"  ack        interaction ack latency: herald's fast path against a naive handler\n"+
 		"  rolemenu   role-menu clicks and edits: API calls and click-to-role latency against the minimum the limits allow\n"+
-		"  tickets    tickets opened by double clicks and closed by staff: API calls per ticket, click-to-thread latency and duplicates against the minimum the limits allow")
+		"  tickets    tickets opened by double clicks and closed by staff: API calls per ticket, click-to-thread latency and duplicates against the minimum the limits allow\n"+
+		"  proxy      webhook proxy: durable accepts per second and p99, RSS with 100,000 queued, delivery rate against the webhook limit, loss and duplicates")
 	return exitUsage
 }
 
