@@ -155,7 +155,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	mux := interaction.NewMux()
 	a.events = &gateway.Events{}
 	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
-		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services,
+		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
 		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow)}
 	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
-// Package status is herald's admin view of its own work: /herald jobs
-// shows, to members who may manage the server, how much of the server's
-// work is queued, running, waiting for Discord and failed.
+// Package status is herald's admin view of its own work, for members who
+// may manage the server: /herald jobs counts the server's work queued,
+// running, waiting for Discord and failed; /herald status shows it per
+// lane, every waiting group with its reason and until when, every failure
+// with the fix, the features' objects not yet as saved, and what holds
+// the REST engine back.
 package status
 
 import (
@@ -29,8 +32,10 @@ func build(k feature.Kit) error {
 	k.Routes.Route("/herald", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
 		r.Command("/jobs", jobs)
+		r.Command("/status", statusCommand)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog})
+	work.Register(k.Jobs, &statusWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, reports: k.Reports, health: k.Health})
 	return nil
 }
 
