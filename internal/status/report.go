@@ -44,46 +44,57 @@ func statusCommand(ctx context.Context, in *interaction.Interaction) (*discordgo
 
 type statusWorker struct {
 	river.WorkerDefaults[statusArgs]
-	db        *pgxpool.Pool
+	summary
 	followups *followup.Sender
 	catalog   *i18n.Catalog
-	reports   *feature.Reports
-	health    func() transport.Health
 }
 
-// Work reads everything it shows from the database and the REST engine
-// as they are now — no counter of its own that could drift — and sends it
-// as the interaction's reply.
 func (w *statusWorker) Work(ctx context.Context, j *river.Job[statusArgs]) error {
 	a := j.Args
 	loc := w.catalog.For(a.Locale, a.GuildLocale)
 	now := time.Now()
-	lanes, err := laneLines(ctx, w.db, a.GuildID)
+	text, err := w.render(ctx, a.GuildID, loc, loc.T("status.title", map[string]any{"Now": now.Unix()}), now)
 	if err != nil {
 		return err
 	}
-	waits, fails, err := troubleLines(ctx, w.db, a.GuildID, loc, now)
+	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
+	return err
+}
+
+// summary builds the status text of a guild, for /herald status and the
+// board. It reads everything from the database and the REST engine as
+// they are now — no counter of its own that could drift.
+type summary struct {
+	db      *pgxpool.Pool
+	reports *feature.Reports
+	health  func() transport.Health
+}
+
+// render is the guild's summary under head, within one message.
+func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer, head string, now time.Time) (string, error) {
+	lanes, err := laneLines(ctx, s.db, guildID)
 	if err != nil {
-		return err
+		return "", err
 	}
-	objects, err := w.reports.Collect(ctx, a.GuildID, loc)
+	waits, fails, err := troubleLines(ctx, s.db, guildID, loc, now)
 	if err != nil {
-		return err
+		return "", err
+	}
+	objects, err := s.reports.Collect(ctx, guildID, loc)
+	if err != nil {
+		return "", err
 	}
 	sections := []section{
 		{loc.T("status.lanes_title", nil), lanes},
 		{loc.T("status.waiting_title", nil), waits},
 		{loc.T("status.failed_title", nil), fails},
 		{loc.T("status.objects_title", nil), objects},
-		{loc.T("status.transport_title", nil), healthLines(loc, w.health(), now)},
+		{loc.T("status.transport_title", nil), healthLines(loc, s.health(), now)},
 	}
-	head := loc.T("status.title", map[string]any{"Now": now.Unix()})
 	if len(waits)+len(fails)+len(objects) == 0 {
 		head += "\n" + loc.T("status.all_clear", nil)
 	}
-	text := render(loc, head, sections, maxContent)
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return render(loc, head, sections, maxContent), nil
 }
 
 // laneLines counts the guild's jobs per lane the way work.StateOf names

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
@@ -25,7 +26,7 @@ import (
 
 // Feature declares the admin status feature.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "status", Commands: commands.Herald, Build: build}
+	return feature.Feature{Name: "status", Commands: commands.Herald, Settings: []config.Var{boardInterval}, Build: build}
 }
 
 func build(k feature.Kit) error {
@@ -33,9 +34,12 @@ func build(k feature.Kit) error {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
 		r.Command("/jobs", jobs)
 		r.Command("/status", statusCommand)
+		r.Command("/board", board)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog})
-	work.Register(k.Jobs, &statusWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, reports: k.Reports, health: k.Health})
+	sum := summary{db: k.DB, reports: k.Reports, health: k.Health}
+	work.Register(k.Jobs, &statusWorker{summary: sum, followups: k.Followups, catalog: k.Catalog})
+	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: k.Config.Var(boardInterval.Key).(time.Duration)})
 	return nil
 }
 
