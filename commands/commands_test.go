@@ -40,7 +40,7 @@ func TestHerald(t *testing.T) {
 	if got := cmd.Options[0].NameLocalizations[discordgo.German]; got != "aufgaben" {
 		t.Errorf("German subcommand name = %q", got)
 	}
-	if got := Paths(cmds); !slices.Equal(got, []string{"/herald/jobs"}) {
+	if got := Paths(cmds); !slices.Equal(got, []string{"/herald/jobs", "/herald/status", "/herald/board"}) {
 		t.Errorf("paths = %v", got)
 	}
 }

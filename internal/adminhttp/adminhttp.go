@@ -1,5 +1,6 @@
-// Package adminhttp serves herald's operator endpoints: liveness, readiness
-// and Prometheus metrics. It carries no Discord traffic.
+// Package adminhttp serves herald's operator endpoints: liveness,
+// readiness, Prometheus metrics, and behind credentials River's UI and
+// the REST engine's state. It carries no Discord traffic.
 package adminhttp
 
 import (
@@ -24,8 +25,8 @@ type ReadyFunc func(ctx context.Context) (notes []string, err error)
 const readyTimeout = 2 * time.Second
 
 // Handler returns the admin mux: /healthz answers while the process runs,
-// /readyz runs ready, /metrics exposes reg.
-func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.Handler {
+// /readyz runs ready, /metrics exposes reg, and op's tools.
+func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger, op Operator) http.Handler {
 	mux := http.NewServeMux()
 	// A probe polls every few seconds: log when the reason changes, not
 	// every time it is asked.
@@ -60,6 +61,7 @@ func Handler(ready ReadyFunc, reg *prometheus.Registry, log *slog.Logger) http.H
 		writeJSON(w, http.StatusOK, status{Status: "ready", Notes: notes})
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	op.mount(mux)
 	return mux
 }
 

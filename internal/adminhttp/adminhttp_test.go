@@ -27,7 +27,7 @@ func TestEndpoints(t *testing.T) {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "herald_test_total", Help: "test"})
 	reg.MustRegister(c)
 	c.Add(3)
-	srv := httptest.NewServer(Handler(ready, reg, slog.New(slog.DiscardHandler)))
+	srv := httptest.NewServer(Handler(ready, reg, slog.New(slog.DiscardHandler), Operator{}))
 	defer srv.Close()
 
 	get := func(path string) (int, string) {

@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"riverqueue.com/riverui"
+
 	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
@@ -29,6 +31,7 @@ import (
 	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/logging"
 	"github.com/herald-bot/herald/internal/rolemenu"
 	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
@@ -106,6 +109,7 @@ type App struct {
 	events   *gateway.Events                 // the features' event handlers
 	services *feature.Services               // the features' servers and loops
 	admin    *http.Server
+	riverUI  *riverui.Handler // nil when the operator tools are off
 	adminLn  net.Listener
 }
 
@@ -151,7 +155,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	mux := interaction.NewMux()
 	a.events = &gateway.Events{}
 	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
-		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services,
+		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
 		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow)}
 	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
 		return nil, err
@@ -170,8 +174,27 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("app: admin HTTP: %w", err)
 	}
-	a.admin = adminhttp.Server(adminhttp.Handler(adminhttp.CacheReady(a.ready, readyTTL), reg, log))
+	op := adminhttp.Operator{Transport: func() any { return a.engine.Snapshot() }, User: cfg.AdminUser,
+		Password: cfg.AdminPassword.Reveal(), Loopback: loopback(a.adminLn.Addr())}
+	if op.Open() {
+		if a.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{Endpoints: riverui.NewEndpoints(a.river, nil),
+			Logger: logging.AtLeast(log, slog.LevelWarn), Prefix: "/riverui"}); err != nil {
+			return nil, fmt.Errorf("app: River UI: %w", err)
+		}
+		op.RiverUI = a.riverUI
+	} else {
+		log.Warn("River UI and /debug/transport are off: the admin server is not on a loopback address and HERALD_ADMIN_USER/HERALD_ADMIN_PASSWORD are not set",
+			"http_addr", cfg.HTTPAddr)
+	}
+	a.admin = adminhttp.Server(adminhttp.Handler(adminhttp.CacheReady(a.ready, readyTTL), reg, log, op))
 	return a, nil
+}
+
+// loopback reports whether addr is a loopback address, reachable from
+// this machine only.
+func loopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // newDiscord builds the transport engine and the one REST client over it.
@@ -197,6 +220,13 @@ func (a *App) ServiceAddr(name string) string { return a.services.Addr(name) }
 // closes the database last.
 func (a *App) Run(ctx context.Context) error {
 	defer a.close()
+	if a.riverUI != nil {
+		uiCtx, stopUI := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopUI()
+		if err := a.riverUI.Start(uiCtx); err != nil {
+			return fmt.Errorf("app: River UI: %w", err)
+		}
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.admin.Serve(a.adminLn) }()
 

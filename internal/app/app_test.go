@@ -28,7 +28,7 @@ func testConfig(t *testing.T, dbURL string) config.Config {
 	t.Helper()
 	s := simtest.New(t)
 	s.CreateGuild(sim.DefaultFixture())
-	cfg, err := config.Load(func(k string) (string, bool) {
+	cfg, err := LoadConfig(func(k string) (string, bool) {
 		v, ok := map[string]string{
 			"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": dbURL,
 			"HERALD_DISCORD_API": s.URL + "/api/v10",

@@ -17,11 +17,15 @@ import (
 
 // Config is every setting herald runs with. Build it with Load.
 type Config struct {
-	DiscordToken    Secret
-	DiscordAppID    string
-	DiscordAPI      string // REST base URL, e.g. https://discord.com/api/v10
-	DatabaseURL     DatabaseURL
-	HTTPAddr        string
+	DiscordToken Secret
+	DiscordAppID string
+	DiscordAPI   string // REST base URL, e.g. https://discord.com/api/v10
+	DatabaseURL  DatabaseURL
+	HTTPAddr     string
+	// AdminUser and AdminPassword guard the operator tools on the admin
+	// server (River's UI, /debug/transport); both or neither.
+	AdminUser       string
+	AdminPassword   Secret
 	LogFormat       string // text or json
 	LogLevel        slog.Level
 	AutoMigrate     bool
@@ -191,6 +195,20 @@ var settings = []setting{
 		c.HTTPAddr = v
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_ADMIN_USER", Help: "user for the admin server's operator tools (River UI at /riverui/, /debug/transport); with HERALD_ADMIN_PASSWORD", RunOnly: true}, parse: func(c *Config, v string) error {
+		if strings.ContainsAny(v, ": \t") {
+			return errors.New("must not contain a colon or whitespace")
+		}
+		c.AdminUser = v
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_ADMIN_PASSWORD", Help: "password for the operator tools (secret); without it they serve only on a loopback HERALD_HTTP_ADDR", RunOnly: true}, parse: func(c *Config, v string) error {
+		if v != "" && len(v) < 12 {
+			return errors.New("must be at least 12 characters")
+		}
+		c.AdminPassword = Secret(v)
+		return nil
+	}},
 	{Setting: Setting{Key: "LOG_FORMAT", Default: "text", Help: "text (coloured on a terminal) or json"}, parse: func(c *Config, v string) error {
 		if v != "text" && v != "json" {
 			return fmt.Errorf("must be text or json, got %q", v)
@@ -353,6 +371,9 @@ func load(lookup Lookup, run bool, vars []Var) (Config, error) {
 	if run && c.ShardCount > 0 && c.ShardID >= c.ShardCount {
 		problems = append(problems, fmt.Errorf("HERALD_SHARD_ID must be below HERALD_SHARD_COUNT (%d), got %d", c.ShardCount, c.ShardID))
 	}
+	if (c.AdminUser == "") != (c.AdminPassword == "") {
+		problems = append(problems, errors.New("HERALD_ADMIN_USER and HERALD_ADMIN_PASSWORD go together: set both or neither"))
+	}
 	if len(problems) > 0 {
 		return Config{}, &Error{Problems: problems}
 	}
@@ -380,6 +401,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("discord_api", c.DiscordAPI),
 		slog.String("database_url", c.DatabaseURL.String()),
 		slog.String("http_addr", c.HTTPAddr),
+		slog.String("admin_user", c.AdminUser),
+		slog.String("admin_password", c.AdminPassword.String()),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Bool("auto_migrate", c.AutoMigrate),

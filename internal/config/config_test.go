@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -140,8 +141,45 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 21 {
-		t.Errorf("got %d settings, want 21", len(seen))
+	if len(seen) != 23 {
+		t.Errorf("got %d settings, want 23", len(seen))
+	}
+}
+
+// The operator tools' credentials come as a pair, the password long
+// enough to resist guessing, and never printed.
+func TestAdminCredentials(t *testing.T) {
+	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "123456789012345678"}
+	with := func(kv ...string) map[string]string {
+		m := maps.Clone(base)
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, bad := range []map[string]string{
+		with("HERALD_ADMIN_USER", "ops"),
+		with("HERALD_ADMIN_PASSWORD", "correct-horse-battery"),
+		with("HERALD_ADMIN_USER", "ops", "HERALD_ADMIN_PASSWORD", "short"),
+		with("HERALD_ADMIN_USER", "op:s", "HERALD_ADMIN_PASSWORD", "correct-horse-battery"),
+	} {
+		if _, err := Load(env(bad)); err == nil {
+			t.Errorf("%v loaded, want an error", bad)
+		} else if strings.Contains(err.Error(), "correct-horse") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+	c, err := Load(env(with("HERALD_ADMIN_USER", "ops", "HERALD_ADMIN_PASSWORD", "correct-horse-battery")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AdminUser != "ops" || c.AdminPassword.Reveal() != "correct-horse-battery" {
+		t.Errorf("credentials = %q, %q", c.AdminUser, c.AdminPassword.Reveal())
+	}
+	var logs strings.Builder
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("config", "config", c)
+	if strings.Contains(logs.String(), "correct-horse") {
+		t.Errorf("the password was logged: %s", logs.String())
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/gateway"
 	"github.com/herald-bot/herald/internal/guildroles"
@@ -62,6 +63,10 @@ type Kit struct {
 	// Services takes the feature's long-running parts (a server on a port
 	// of its own), run from herald's start to its graceful stop.
 	Services *Services
+	// Reports takes what a feature says in /herald status; Health is the
+	// REST engine's health (global gate, open circuits, invalid budget).
+	Reports *Reports
+	Health  func() transport.Health
 }
 
 // Commands merges the features' declarations into the list Discord gets.

@@ -96,6 +96,7 @@ func build(k feature.Kit) error {
 	work.Register(k.Jobs, &expireWorker{deps: d})
 	work.Register(k.Jobs, &statusWorker{deps: d})
 	work.Register(k.Jobs, &cleanupWorker{deps: d})
+	k.Reports.Add("rolemenu", d.report)
 	k.Events.On(d.onMessageDelete)
 	k.Events.On(d.onChannelDelete)
 	k.Events.On(d.onRoleDelete)

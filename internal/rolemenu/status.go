@@ -55,81 +55,103 @@ type menuStatus struct {
 func (w *statusWorker) Work(ctx context.Context, j *river.Job[statusArgs]) error {
 	a := j.Args
 	loc := w.catalog.For(a.Locale, a.GuildLocale)
-	rows, err := w.db.Query(ctx, `SELECT m.name, m.state, m.state_detail, m.channel_id, m.revision,
+	lines, err := w.menuLines(ctx, a.GuildID, loc, false)
+	if err != nil {
+		return err
+	}
+	text := loc.T("rolemenu.none", nil)
+	if len(lines) > 0 {
+		text = strings.Join(append([]string{loc.T("rolemenu.status.title", nil)}, lines...), "\n")
+	}
+	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
+	return err
+}
+
+// report is the role menus' part of /herald status: the menus that are
+// not published as saved, and their deleted roles.
+func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
+	return d.menuLines(ctx, guildID, loc, true)
+}
+
+// menuLines describes the guild's menus, a line each with their deleted
+// roles below; troubled only, the menus that are not published as saved.
+func (d *deps) menuLines(ctx context.Context, guildID string, loc *i18n.Localizer, troubled bool) ([]string, error) {
+	rows, err := d.db.Query(ctx, `SELECT m.name, m.state, m.state_detail, m.channel_id, m.revision,
 			COALESCE(t.published_revision, 0), COALESCE(t.running_job_id, t.pending_job_id),
 			ARRAY(SELECT role_id FROM rolemenu_options o WHERE o.menu_id = m.id)
 		FROM rolemenus m LEFT JOIN sync_targets t ON t.target = 'rolemenu:' || m.id
-		WHERE m.guild_id = $1 ORDER BY m.name`, a.GuildID)
+		WHERE m.guild_id = $1 ORDER BY m.name`, guildID)
 	if err != nil {
-		return fmt.Errorf("rolemenu: status: %w", err)
+		return nil, fmt.Errorf("rolemenu: status: %w", err)
 	}
 	menus, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (menuStatus, error) {
 		var s menuStatus
 		err := r.Scan(&s.name, &s.state, &s.detail, &s.channelID, &s.saved, &s.visible, &s.job, &s.roles)
 		return s, err
 	})
+	if err != nil || len(menus) == 0 {
+		return nil, err
+	}
+	snap, err := d.roles.Get(ctx, guildID)
 	if err != nil {
-		return fmt.Errorf("rolemenu: status: %w", err)
+		return nil, err
 	}
-	text := loc.T("rolemenu.none", nil)
-	if len(menus) > 0 {
-		snap, err := w.roles.Get(ctx, a.GuildID)
+	var lines []string
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	for _, m := range menus {
+		state, fine, err := d.describe(ctx, client, loc, m)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		lines := []string{loc.T("rolemenu.status.title", nil)}
-		client := river.ClientFromContext[pgx.Tx](ctx)
-		for _, m := range menus {
-			state, err := w.describe(ctx, client, loc, m)
-			if err != nil {
-				return err
-			}
-			lines = append(lines, loc.T("rolemenu.status.line", map[string]any{"Name": m.name, "Saved": m.saved, "Visible": m.visible, "State": state}))
-			for _, r := range m.roles {
-				if snap.Roles[r] == nil {
-					lines = append(lines, "  "+loc.T("rolemenu.status.role_deleted", map[string]any{"Role": roleMention(r)}))
-				}
+		var deleted []string
+		for _, r := range m.roles {
+			if snap.Roles[r] == nil {
+				deleted = append(deleted, "  "+loc.T("rolemenu.status.role_deleted", map[string]any{"Role": roleMention(r)}))
 			}
 		}
-		text = strings.Join(lines, "\n")
+		if troubled && fine && len(deleted) == 0 {
+			continue
+		}
+		lines = append(lines, loc.T("rolemenu.status.line", map[string]any{"Name": m.name, "Saved": m.saved, "Visible": m.visible, "State": state}))
+		lines = append(lines, deleted...)
 	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return lines, nil
 }
 
-// describe names a menu's state: published, draft, pending, waiting until
-// when and why, or failed with the reason and the fix.
-func (w *statusWorker) describe(ctx context.Context, client *work.Client, loc *i18n.Localizer, m menuStatus) (string, error) {
+// describe names a menu's state — published, draft, pending, waiting until
+// when and why, or failed with the reason and the fix — and whether it is
+// as it should be (published, or a draft).
+func (d *deps) describe(ctx context.Context, client *work.Client, loc *i18n.Localizer, m menuStatus) (string, bool, error) {
 	vars := map[string]any{"Name": m.name}
 	switch {
 	case m.state == "draft":
-		return loc.T("rolemenu.status.draft", nil), nil
+		return loc.T("rolemenu.status.draft", nil), true, nil
 	case m.state == "target_missing" && m.detail == "channel":
-		return loc.T("rolemenu.status.missing_channel", vars), nil
+		return loc.T("rolemenu.status.missing_channel", vars), false, nil
 	case m.state == "target_missing":
-		return loc.T("rolemenu.status.missing_message", vars), nil
+		return loc.T("rolemenu.status.missing_message", vars), false, nil
 	}
 	if m.job != nil {
 		st, err := work.JobState(ctx, client, *m.job)
 		if err != nil {
-			return "", fmt.Errorf("rolemenu: status of job %d: %w", *m.job, err)
+			return "", false, fmt.Errorf("rolemenu: status of job %d: %w", *m.job, err)
 		}
 		switch st.Name {
 		case "waiting":
-			return loc.T("rolemenu.status.waiting", map[string]any{"Until": fmt.Sprintf("<t:%d:T>", st.Until.Unix())}), nil
+			return loc.T("rolemenu.status.waiting", map[string]any{"Until": fmt.Sprintf("<t:%d:T>", st.Until.Unix())}), false, nil
 		case "failed":
-			return w.failed(loc, m, st), nil
+			return failed(loc, m, st), false, nil
 		case "queued", "running":
-			return loc.T("rolemenu.status.pending", nil), nil
+			return loc.T("rolemenu.status.pending", nil), false, nil
 		}
 	}
 	if m.saved > m.visible {
-		return loc.T("rolemenu.status.pending", nil), nil
+		return loc.T("rolemenu.status.pending", nil), false, nil
 	}
-	return loc.T("rolemenu.status.published", nil), nil
+	return loc.T("rolemenu.status.published", nil), true, nil
 }
 
-func (w *statusWorker) failed(loc *i18n.Localizer, m menuStatus, st work.State) string {
+func failed(loc *i18n.Localizer, m menuStatus, st work.State) string {
 	where := ""
 	if m.channelID != nil {
 		where = channelMention(*m.channelID)

@@ -1,6 +1,9 @@
-// Package status is herald's admin view of its own work: /herald jobs
-// shows, to members who may manage the server, how much of the server's
-// work is queued, running, waiting for Discord and failed.
+// Package status is herald's admin view of its own work, for members who
+// may manage the server: /herald jobs counts the server's work queued,
+// running, waiting for Discord and failed; /herald status shows it per
+// lane, every waiting group with its reason and until when, every failure
+// with the fix, the features' objects not yet as saved, and what holds
+// the REST engine back.
 package status
 
 import (
@@ -13,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
@@ -22,15 +26,20 @@ import (
 
 // Feature declares the admin status feature.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "status", Commands: commands.Herald, Build: build}
+	return feature.Feature{Name: "status", Commands: commands.Herald, Settings: []config.Var{boardInterval}, Build: build}
 }
 
 func build(k feature.Kit) error {
 	k.Routes.Route("/herald", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
 		r.Command("/jobs", jobs)
+		r.Command("/status", statusCommand)
+		r.Command("/board", board)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog})
+	sum := summary{db: k.DB, reports: k.Reports, health: k.Health}
+	work.Register(k.Jobs, &statusWorker{summary: sum, followups: k.Followups, catalog: k.Catalog})
+	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: k.Config.Var(boardInterval.Key).(time.Duration)})
 	return nil
 }
 

@@ -28,7 +28,8 @@ type Health struct {
 	// against InvalidLimit, at which the engine stops sending.
 	InvalidRequests int
 	InvalidLimit    int
-	// DeadWebhooks is how many webhooks Discord said are gone.
+	// DeadWebhooks is how many webhooks (or tokens of one) Discord said
+	// are gone.
 	DeadWebhooks int
 }
 

@@ -32,10 +32,33 @@ func (e *Engine) rejected(b *bucket, it *item, api *APIError, now time.Time) {
 	// Only these codes say the webhook itself is gone. Any other 404 on a
 	// webhook route, such as 10008 Unknown Message when editing one of its
 	// messages, is about that one target.
-	if r.Webhook != "" && (api.Code == codeUnknownWebhook || api.Code == codeInvalidWebhookToken) && !e.deadWebhooks[r.Webhook] {
-		e.deadWebhooks[r.Webhook] = true
+	if key := deadKey(r, api.Code); key != "" && !e.deadWebhooks[key] {
+		e.deadWebhooks[key] = true
 		e.log.Warn("webhook is gone; it will not be used again", "route", r.Key(), "bucket", b.name, "code", api.Code)
 	}
+}
+
+// deadKey is what an answer with code condemns on webhook route r: the
+// webhook (10015 Unknown Webhook: it is gone, whatever the token), or
+// only the token the request used (50027 Invalid Webhook Token: someone
+// may hold a wrong token for a webhook that works with the right one);
+// "" when it condemns nothing.
+func deadKey(r Route, code int) string {
+	switch {
+	case r.Webhook == "":
+		return ""
+	case code == codeUnknownWebhook:
+		return r.Webhook
+	case code == codeInvalidWebhookToken:
+		return r.Major // the webhook id and its token
+	}
+	return ""
+}
+
+// gone reports whether r's webhook, or the token r uses for it, is
+// condemned. The lock is held.
+func (e *Engine) gone(r Route) bool {
+	return r.Webhook != "" && (e.deadWebhooks[r.Webhook] || e.deadWebhooks[r.Major])
 }
 
 // botTokenRejected reports whether a 401 condemns the bot token, which

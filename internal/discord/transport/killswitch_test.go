@@ -64,8 +64,9 @@ func TestTokenKillSwitches(t *testing.T) {
 }
 
 // A webhook is condemned only when Discord says the webhook itself is gone
-// (10015 Unknown Webhook, 50027 Invalid Webhook Token); a 404 about one of
-// its messages, or without a code, leaves it usable.
+// (10015 Unknown Webhook) or, for that token alone, that the token is
+// wrong (50027 Invalid Webhook Token); a 404 about one of its messages, or
+// without a code, leaves it usable.
 func TestOnlyGoneWebhooksAreCondemned(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -80,6 +81,7 @@ func TestOnlyGoneWebhooksAreCondemned(t *testing.T) {
 		{"unknown webhook", "POST", "/webhooks/44/tok", 404, `{"message":"Unknown Webhook","code":10015}`, true},
 		{"unknown webhook on a message edit", "PATCH", "/webhooks/44/tok/messages/5", 404, `{"message":"Unknown Webhook","code":10015}`, true},
 		{"invalid webhook token", "POST", "/webhooks/44/tok", 401, webhookTokenRejected, true},
+		{"another token invalid", "POST", "/webhooks/44/wrong", 401, webhookTokenRejected, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,8 +101,8 @@ func TestOnlyGoneWebhooksAreCondemned(t *testing.T) {
 			if tc.dead == sent || (c.err == nil) != sent {
 				t.Fatalf("dead %v: the webhook's next call sent %v, err = %v", tc.dead, sent, c.err)
 			}
-			if n := e.Health().DeadWebhooks; (n == 1) != tc.dead {
-				t.Errorf("health counts %d dead webhooks", n)
+			if n := e.Health().DeadWebhooks; (n == 1) != (tc.dead || tc.body == webhookTokenRejected) {
+				t.Errorf("health counts %d dead webhooks or tokens", n)
 			}
 		})
 	}

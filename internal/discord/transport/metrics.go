@@ -73,41 +73,41 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 
 func (m *metrics) outcome(r Route, reason string) { m.outcomes.WithLabelValues(r.Key(), reason).Inc() }
 
-// Snapshot is the engine's state at one moment, for diagnostics and the
-// admin status view.
+// Snapshot is the engine's state at one moment, for diagnostics
+// (/debug/transport) and the admin status view.
 type Snapshot struct {
-	Time            time.Time
-	GlobalLimit     int
-	GlobalInWindow  int
-	GlobalGateUntil time.Time // set by a global 429
+	Time            time.Time `json:"time,omitzero"`
+	GlobalLimit     int       `json:"global_limit"`
+	GlobalInWindow  int       `json:"global_in_window"`
+	GlobalGateUntil time.Time `json:"global_gate_until,omitzero"` // set by a global 429
 	// GlobalWaiters are buckets ready to send but for a global slot.
-	GlobalWaiters    int
-	EdgeBlockedUntil time.Time // set by a header-less 429
-	Unauthorized     bool
-	InvalidRequests  int
-	InvalidLimit     int
-	DeadWebhooks     int
-	Buckets          []BucketSnapshot
+	GlobalWaiters    int              `json:"global_waiters"`
+	EdgeBlockedUntil time.Time        `json:"edge_blocked_until,omitzero"` // set by a header-less 429
+	Unauthorized     bool             `json:"unauthorized"`
+	InvalidRequests  int              `json:"invalid_requests"`
+	InvalidLimit     int              `json:"invalid_limit"`
+	DeadWebhooks     int              `json:"dead_webhooks"`
+	Buckets          []BucketSnapshot `json:"buckets"`
 }
 
 // BucketSnapshot describes one bucket. Name never contains a token.
 type BucketSnapshot struct {
-	Name                string
-	Route               string
-	QueueLength         int
-	InFlight            bool
-	Known               bool
-	Limit               int
-	Remaining           int
-	ResetAt             time.Time
-	BlockedUntil        time.Time
-	Processed           int64
-	Retried             int64
-	RateLimited         map[string]int64 // by scope
-	TimedOut            int64
-	Cancelled           int64
-	ConsecutiveFailures int
-	Breaker             string
+	Name                string           `json:"name"`
+	Route               string           `json:"route"`
+	QueueLength         int              `json:"queue_length"`
+	InFlight            bool             `json:"in_flight"`
+	Known               bool             `json:"known"`
+	Limit               int              `json:"limit"`
+	Remaining           int              `json:"remaining"`
+	ResetAt             time.Time        `json:"reset_at,omitzero"`
+	BlockedUntil        time.Time        `json:"blocked_until,omitzero"`
+	Processed           int64            `json:"processed"`
+	Retried             int64            `json:"retried"`
+	RateLimited         map[string]int64 `json:"rate_limited"` // by scope
+	TimedOut            int64            `json:"timed_out"`
+	Cancelled           int64            `json:"cancelled"`
+	ConsecutiveFailures int              `json:"consecutive_failures"`
+	Breaker             string           `json:"breaker"`
 }
 
 // Snapshot returns the current state of every bucket and gate.

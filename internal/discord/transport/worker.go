@@ -133,7 +133,7 @@ func (e *Engine) refuse(it *item, now time.Time) error {
 	if e.unauthorized {
 		return ErrUnauthorized
 	}
-	if it.route.Webhook != "" && e.deadWebhooks[it.route.Webhook] {
+	if e.gone(it.route) {
 		return &APIError{Route: it.route.Key(), Status: http.StatusNotFound, Code: 10015,
 			Message: "Unknown Webhook (Discord said earlier that this webhook is gone; it is not used again)"}
 	}

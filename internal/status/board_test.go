@@ -1,0 +1,107 @@
+package status_test
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
+)
+
+// The board shows the summary in a channel and is edited at most once per
+// interval however many changes come, and not at all while nothing
+// changes: six menus whose messages are deleted within about a second
+// make at most two edits, the last showing all six; afterwards three
+// intervals pass without an edit.
+func TestBoardEditsOncePerIntervalAndOnlyOnChange(t *testing.T) {
+	t.Parallel()
+	const interval = 2 * time.Second
+	f := sim.DefaultFixture()
+	f.Roles = append(f.Roles,
+		sim.FixtureRole{Name: "Admin", Permissions: strconv.FormatInt(discordgo.PermissionManageGuild|discordgo.PermissionManageRoles, 10), Position: 9},
+		sim.FixtureRole{Name: "Red", Permissions: "0", Position: 2})
+	f.Members = append(f.Members, sim.FixtureMember{Username: "ada", Roles: []string{"Admin"}})
+	h := heraldtest.New(t, heraldtest.WithFixture(f), heraldtest.WithEnv(map[string]string{"HERALD_BOARD_INTERVAL": interval.String()}))
+	ada := h.As("ada")
+	const menus = 6
+	for i := range menus {
+		name := fmt.Sprintf("menu%d", i)
+		ada.Command("general", "/rolemenu/create", heraldtest.Opts{"name": name}).Reply()
+		ada.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": name, "role": h.Role("Red")}).Reply()
+		ada.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": name, "channel": h.Channel("roles")}).Reply()
+	}
+	h.Eventually("the menus published", func() bool { return len(h.Messages(h.Channel("roles"))) == menus })
+
+	if r := ada.Command("general", "/herald/board", heraldtest.Opts{"channel": h.Channel("general")}).Reply(); !strings.Contains(r.Content, "The status board goes to") {
+		t.Fatalf("board: %q", r.Content)
+	}
+	var board *discordgo.Message
+	h.Eventually("the board", func() bool {
+		for _, m := range h.Messages(h.Channel("general")) {
+			if strings.HasPrefix(m.Content, "**herald status** (kept up to date") {
+				board = m
+			}
+		}
+		return board != nil && strings.Contains(board.Content, "Nothing is waiting or failed.")
+	})
+	boardEdits := func() []time.Time {
+		var at []time.Time
+		for _, r := range h.Sim.Server.Requests() {
+			if r.Method == http.MethodPatch && r.Path == "/channels/"+board.ChannelID+"/messages/"+board.ID && r.Status == http.StatusOK {
+				at = append(at, r.Time)
+			}
+		}
+		return at
+	}
+	// The publishes' last jobs may still finish after the first look:
+	// let the board settle, then nothing changes for three intervals.
+	time.Sleep(2 * interval)
+	settled := len(boardEdits())
+	time.Sleep(3 * interval)
+	if n := len(boardEdits()) - settled; n != 0 {
+		t.Fatalf("%d board edits while nothing changed", n)
+	}
+
+	for _, m := range h.Messages(h.Channel("roles")) {
+		// The deletes share herald's buckets (the simulator knows one bot):
+		// a 429 is waited out.
+		for {
+			res := h.Sim.Do(http.MethodDelete, "/channels/"+m.ChannelID+"/messages/"+m.ID, nil)
+			if res.Status == http.StatusNoContent {
+				break
+			}
+			if res.Status != http.StatusTooManyRequests {
+				t.Fatalf("delete: %d", res.Status)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.Eventually("the board to show all six menus missing", func() bool {
+		for _, m := range h.Messages(h.Channel("general")) {
+			if m.ID == board.ID {
+				return strings.Count(m.Content, "message was deleted") == menus
+			}
+		}
+		return false
+	})
+	edits := boardEdits()[settled:]
+	if len(edits) == 0 || len(edits) > 2 {
+		t.Errorf("%d board edits for %d changes within about a second, want 1 or 2", len(edits), menus)
+	}
+	for i := 1; i < len(edits); i++ {
+		if gap := edits[i].Sub(edits[i-1]); gap < interval-100*time.Millisecond {
+			t.Errorf("board edits %s apart, want at least the interval %s", gap, interval)
+		}
+	}
+	time.Sleep(3 * interval)
+	if after := boardEdits(); len(after) != settled+len(edits) {
+		t.Errorf("%d more board edits without a change", len(after)-settled-len(edits))
+	}
+}
