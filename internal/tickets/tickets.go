@@ -90,16 +90,7 @@ type deps struct {
 
 func build(k feature.Kit) error {
 	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Config.DiscordAppID}
-	// A configuration loaded without the features' settings (some tests
-	// of the app itself) gets the default.
-	g := k.Config.Var(grace.Key)
-	if g == nil {
-		var err error
-		if g, err = grace.Parse(grace.Default); err != nil {
-			return err
-		}
-	}
-	d.grace = g.(time.Duration)
+	d.grace = k.Config.Var(grace.Key).(time.Duration)
 	k.Routes.Route("/tickets", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild))
 		r.Command("/setup", d.setup)
