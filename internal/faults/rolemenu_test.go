@@ -100,6 +100,9 @@ func TestKill9RoleMenuClicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// A click reaches its member's apply job through its own job: both
+	// drain, a click job killed mid-run after River rescues it.
+	jobsDrained(t, db, "rolemenu_click")
 	jobsDrained(t, db, "rolemenu_apply")
 	wait.Within(t, drainTimeout, "every click worked", func() bool {
 		var n int
