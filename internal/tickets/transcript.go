@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
 )
 
@@ -54,6 +55,10 @@ func summary(loc *i18n.Localizer, t *ticket, tr *transcript) string {
 		"Messages": tr.Messages})
 }
 
+// transcriptHold is how long one history read of a transcript may wait
+// for the rate limit: the events lane's attempts run up to 5 minutes.
+const transcriptHold = 4 * time.Minute
+
 // buildTranscript reads every message of the ticket, oldest first, 100 a
 // request, and returns the write that stores the transcript. A channel
 // deleted by hand keeps the transcript stored before, or gets one saying
@@ -62,7 +67,12 @@ func (d *deps) buildTranscript(ctx context.Context, t *ticket) (func(pgx.Tx) err
 	var msgs []*discordgo.Message
 	readable := t.ChannelID != nil
 	if readable {
-		for m, err := range d.discord.MessagesAfter(ctx, *t.ChannelID, "0") {
+		// Past five pages the history bucket (5 per 5 s) makes a read wait
+		// longer than a job normally holds its worker; snoozing instead
+		// would start the read over from the first page and never finish
+		// a long ticket. The read waits, within the lane's timeout.
+		read := transport.WithMaxWait(ctx, transcriptHold)
+		for m, err := range d.discord.MessagesAfter(read, *t.ChannelID, "0") {
 			if gone(err) {
 				readable = false
 				break
