@@ -232,10 +232,11 @@ func printRoleMenu(w io.Writer, r bench.RoleMenuResult) {
 }
 
 func benchTickets(ctx context.Context, args []string, e env) int {
-	fs := newFlagSet("bench tickets", "Sets up tickets (thread mode, a log channel) through herald's commands on a simulator with Discord's default limits, time-scaled; members each click the panel's button twice at once, then staff close every ticket. Reports API calls per ticket opened and closed against the least a ticket needs, open-click-to-thread-created latency against the least the panel channel's thread-create bucket (5 per 5 s) allows, and duplicates. Uses a database named after DATABASE_URL's with a _bench suffix.")
+	fs := newFlagSet("bench tickets", "Sets up tickets (thread mode, a log channel) through herald's commands on a simulator with Discord's default limits, time-scaled; members each click the panel's button twice at once, then staff close every ticket but one, which gets --transcript member messages before it is closed. Reports API calls per ticket opened and closed against the least a ticket needs, the long ticket's close-to-transcript-uploaded time against the least the history bucket (5 pages of 100 per 5 s) allows, open-click-to-thread-created latency against the least the panel channel's thread-create bucket (5 per 5 s) allows, and duplicates. Uses a database named after DATABASE_URL's with a _bench suffix.")
 	scale := fs.Float64("scale", 0.25, "time scale of the simulator's limits and deadlines (0.25: 5 s windows last 1.25 s, the 3 s answer deadline 750 ms)")
 	members := fs.Int("members", 100, "members opening a ticket, each clicking twice")
 	rate := fs.Int("rate", 50, "members clicking per wall-clock second; staff close at the same pace")
+	transcript := fs.Int("transcript", 5000, "member messages in the one ticket closed last, whose transcript is timed")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
@@ -250,12 +251,18 @@ func benchTickets(ctx context.Context, args []string, e env) int {
 	case *rate < 1 || *rate > 1000:
 		fmt.Fprintf(e.stderr, "herald bench tickets: --rate must be from 1 to 1000, got %d\n", *rate)
 		return exitUsage
+	case *members < 2:
+		fmt.Fprintln(e.stderr, "herald bench tickets: --members must be at least 2: one ticket is kept for the transcript")
+		return exitUsage
+	case *transcript < 0 || *transcript > 100_000:
+		fmt.Fprintf(e.stderr, "herald bench tickets: --transcript must be from 0 to 100000, got %d\n", *transcript)
+		return exitUsage
 	}
 	dbURL, ok := benchDatabase(ctx, e)
 	if !ok {
 		return exitFail
 	}
-	res, err := bench.RunTickets(ctx, dbURL, *scale, *members, *rate)
+	res, err := bench.RunTickets(ctx, dbURL, *scale, *members, *rate, *transcript)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "herald bench tickets: %v\n", err)
 		return exitFail
@@ -282,6 +289,8 @@ func printTickets(w io.Writer, r bench.TicketsResult) {
 	fmt.Fprintf(w, "  API calls per ticket closed: %.2f (least %.0f: answer, closing message, history page, upload, DM channel, DM, notification edit, archive)\n",
 		r.CallsPerClose, r.MinimumPerClose)
 	printRoutes(w, r.CloseCallsByRoute)
+	fmt.Fprintf(w, "  a ticket of %d messages: transcript uploaded %.0f ms after the close, %d history pages; least %.0f ms (%.3f×)\n",
+		r.TranscriptMessages, r.TranscriptMS, r.TranscriptPages, r.TranscriptMinimumMS, r.TranscriptRatio)
 }
 
 func printRoutes(w io.Writer, byRoute map[string]int) {

@@ -56,6 +56,14 @@ type TicketsResult struct {
 	MinimumPerClose   float64        `json:"minimum_calls_per_close"`
 	CloseCallsByRoute map[string]int `json:"close_calls_by_route"`
 	RateLimited       int            `json:"rate_limited"`
+	// A ticket holding TranscriptMessages member messages, closed: from
+	// the close to the transcript's upload, the history pages read, and
+	// the least the history bucket (5 pages per 5 s per channel) allows.
+	TranscriptMessages  int     `json:"transcript_messages"`
+	TranscriptPages     int     `json:"transcript_pages"`
+	TranscriptMS        float64 `json:"transcript_ms"`
+	TranscriptMinimumMS float64 `json:"transcript_minimum_ms"`
+	TranscriptRatio     float64 `json:"transcript_ratio"`
 }
 
 // Unscaled limits of the tickets bench: the simulator's thread-create
@@ -67,10 +75,11 @@ const (
 
 // RunTickets sets tickets up through herald's commands (thread mode, a
 // log channel), has members click the panel's button twice each at rate
-// clicks a second, then has staff close every ticket, on one simulator
+// clicks a second, then has staff close every ticket but one, which then
+// gets transcript member messages before it is closed too, on one simulator
 // at scale with Discord's default limits. dbURL is a migrated database
 // herald may fill.
-func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate int) (TicketsResult, error) {
+func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate, transcript int) (TicketsResult, error) {
 	res := TicketsResult{TimeScale: scale, Members: members, ClickRate: rate, MinimumPerOpen: 7, MinimumPerClose: 8}
 	w, err := newWorld(scale, nil)
 	if err != nil {
@@ -100,7 +109,17 @@ func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate 
 	if err != nil {
 		return res, err
 	}
-	return res, res.close(w, g, threads)
+	// One ticket stays open for the transcript phase, after the others.
+	var long, opener string
+	for member, th := range threads {
+		long, opener = th, member
+		delete(threads, member)
+		break
+	}
+	if err := res.close(w, g, threads); err != nil {
+		return res, err
+	}
+	return res, res.transcript(w, g, long, opener, transcript)
 }
 
 // setUpTickets runs /tickets setup and /tickets panel as the guild's
