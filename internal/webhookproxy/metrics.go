@@ -2,11 +2,12 @@ package webhookproxy
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-bot/herald/internal/adminhttp"
 )
 
 // metrics are labelled by outcome and, for depth, by webhook id and
@@ -52,8 +53,9 @@ func newMetrics(reg prometheus.Registerer, db *pgxpool.Pool) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.accepted, m.refused, m.delivered, m.retried, m.deadLettered, m.reconciled, m.latency, m.batch, &depth{db: db,
-			desc: prometheus.NewDesc("herald_webhookproxy_queue_depth", "Pending deliveries per target.", []string{"webhook_id", "thread_id"}, nil)})
+		desc := prometheus.NewDesc("herald_webhookproxy_queue_depth", "Pending deliveries per target.", []string{"webhook_id", "thread_id"}, nil)
+		reg.MustRegister(m.accepted, m.refused, m.delivered, m.retried, m.deadLettered, m.reconciled, m.latency, m.batch,
+			adminhttp.Gauges(desc, depthTTL, depthOf(db, desc)))
 	}
 	return m
 }
@@ -61,51 +63,24 @@ func newMetrics(reg prometheus.Registerer, db *pgxpool.Pool) *metrics {
 // depthTTL is how long one read of the targets serves scrapes.
 const depthTTL = 5 * time.Second
 
-// depth reads the depth of every non-empty target, at most once per
-// depthTTL, from the database, so it counts every herald's deliveries.
-type depth struct {
-	db   *pgxpool.Pool
-	desc *prometheus.Desc
-
-	mu   sync.Mutex
-	at   time.Time
-	last []prometheus.Metric
-}
-
-func (d *depth) Describe(ch chan<- *prometheus.Desc) { ch <- d.desc }
-
-func (d *depth) Collect(ch chan<- prometheus.Metric) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if time.Since(d.at) >= depthTTL {
-		ms, err := d.read()
+// depthOf reads the depth of every non-empty target from the database,
+// so it counts every herald's deliveries.
+func depthOf(db *pgxpool.Pool, desc *prometheus.Desc) func(context.Context) ([]prometheus.Metric, error) {
+	return func(ctx context.Context) ([]prometheus.Metric, error) {
+		rows, err := db.Query(ctx, `SELECT webhook_id, thread_id, depth FROM webhookproxy_targets WHERE depth > 0`)
 		if err != nil {
-			ch <- prometheus.NewInvalidMetric(d.desc, err)
-			return
-		}
-		d.last, d.at = ms, time.Now()
-	}
-	for _, m := range d.last {
-		ch <- m
-	}
-}
-
-func (d *depth) read() ([]prometheus.Metric, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rows, err := d.db.Query(ctx, `SELECT webhook_id, thread_id, depth FROM webhookproxy_targets WHERE depth > 0`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []prometheus.Metric
-	for rows.Next() {
-		var hook, thread string
-		var n int
-		if err := rows.Scan(&hook, &thread, &n); err != nil {
 			return nil, err
 		}
-		out = append(out, prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, float64(n), hook, thread))
+		defer rows.Close()
+		var out []prometheus.Metric
+		for rows.Next() {
+			var hook, thread string
+			var n int
+			if err := rows.Scan(&hook, &thread, &n); err != nil {
+				return nil, err
+			}
+			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), hook, thread))
+		}
+		return out, rows.Err()
 	}
-	return out, rows.Err()
 }

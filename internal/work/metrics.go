@@ -2,11 +2,12 @@ package work
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-bot/herald/internal/adminhttp"
 )
 
 // metrics count what the outcome middleware decides, by job kind and
@@ -35,7 +36,7 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *metrics {
 		return m
 	}
 	depth := prometheus.NewDesc("herald_lane_queue_depth", "Jobs waiting to run in each lane (available, or scheduled: held, snoozed, retrying).", []string{"lane", "state"}, nil)
-	reg.MustRegister(m.outcomes, m.waits, m.attempts, &laneDepth{pool: pool, desc: depth})
+	reg.MustRegister(m.outcomes, m.waits, m.attempts, adminhttp.Gauges(depth, depthTTL, laneDepth(pool, depth)))
 	return m
 }
 
@@ -43,52 +44,24 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *metrics {
 // scraping often costs no more than one GROUP BY per ttl.
 const depthTTL = 10 * time.Second
 
-// laneDepth reads queue depth per lane from River's table, at most once
-// per depthTTL.
-type laneDepth struct {
-	pool *pgxpool.Pool
-	desc *prometheus.Desc
-
-	mu      sync.Mutex
-	counted time.Time
-	last    []prometheus.Metric
-}
-
-func (l *laneDepth) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
-
-func (l *laneDepth) Collect(ch chan<- prometheus.Metric) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if time.Since(l.counted) >= depthTTL {
-		metrics, err := l.count()
-		if err != nil {
-			ch <- prometheus.NewInvalidMetric(l.desc, err)
-			return
-		}
-		l.last, l.counted = metrics, time.Now()
-	}
-	for _, m := range l.last {
-		ch <- m
-	}
-}
-
-func (l *laneDepth) count() ([]prometheus.Metric, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	rows, err := l.pool.Query(ctx, `SELECT queue, state::text, count(*) FROM river_job
+// laneDepth reads queue depth per lane and state from River's table.
+func laneDepth(pool *pgxpool.Pool, desc *prometheus.Desc) func(context.Context) ([]prometheus.Metric, error) {
+	return func(ctx context.Context) ([]prometheus.Metric, error) {
+		rows, err := pool.Query(ctx, `SELECT queue, state::text, count(*) FROM river_job
 		WHERE state IN ('available', 'scheduled', 'retryable', 'pending') GROUP BY queue, state`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []prometheus.Metric
-	for rows.Next() {
-		var lane, state string
-		var n int64
-		if err := rows.Scan(&lane, &state, &n); err != nil {
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, prometheus.MustNewConstMetric(l.desc, prometheus.GaugeValue, float64(n), lane, state))
+		defer rows.Close()
+		var out []prometheus.Metric
+		for rows.Next() {
+			var lane, state string
+			var n int64
+			if err := rows.Scan(&lane, &state, &n); err != nil {
+				return nil, err
+			}
+			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), lane, state))
+		}
+		return out, rows.Err()
 	}
-	return out, rows.Err()
 }
