@@ -72,6 +72,7 @@ func RoleMenu(c *i18n.Catalog) []*discordgo.ApplicationCommand {
 				b.Sub("rolemenu set dangerous-roles", b.Option("rolemenu set dangerous-roles allow", discordgo.ApplicationCommandOptionBoolean, true))),
 			b.Sub("rolemenu publish", menu("rolemenu publish"), channel("rolemenu publish channel")),
 			b.Sub("rolemenu republish", menu("rolemenu republish")),
+			b.Sub("rolemenu publish-all"),
 			b.Sub("rolemenu move", menu("rolemenu move"), channel("rolemenu move channel")),
 			b.Sub("rolemenu delete", menu("rolemenu delete")),
 			b.Sub("rolemenu list"),

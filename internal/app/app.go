@@ -22,6 +22,7 @@ import (
 	"riverqueue.com/riverui"
 
 	"github.com/herald-bot/herald/internal/adminhttp"
+	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
@@ -33,6 +34,7 @@ import (
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/logging"
 	"github.com/herald-bot/herald/internal/rolemenu"
+	"github.com/herald-bot/herald/internal/roles"
 	"github.com/herald-bot/herald/internal/status"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/tickets"
@@ -47,6 +49,7 @@ func Features() []feature.Feature {
 		status.Feature(),
 		rolemenu.Feature(),
 		tickets.Feature(),
+		roles.Feature(),
 		webhookproxy.Feature(),
 	}
 }
@@ -156,7 +159,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	a.events = &gateway.Events{}
 	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
 		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
-		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow)}
+		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow),
+		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry})}
 	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
 		return nil, err
 	}

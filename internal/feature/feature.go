@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
@@ -67,6 +68,10 @@ type Kit struct {
 	// REST engine's health (global gate, open circuits, invalid budget).
 	Reports *Reports
 	Health  func() transport.Health
+	// Bulk runs actions that fan out into many tasks (a role to many
+	// members, a republish of every menu) with one progress message and
+	// a Cancel button; features add their kinds to it.
+	Bulk *bulk.Actions
 }
 
 // Commands merges the features' declarations into the list Discord gets.

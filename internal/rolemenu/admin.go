@@ -287,13 +287,9 @@ func (d *deps) republish(ctx context.Context, in *interaction.Interaction) (*dis
 		if len(m.Options) == 0 {
 			return say(in, "no_options", map[string]any{"Name": m.Name}), false, nil
 		}
-		if m.State == "target_missing" {
-			if _, err := tx.Exec(ctx, `UPDATE rolemenus SET message_id = NULL, placement = placement + 1, state = 'active', state_detail = ''
-				WHERE id = $1`, m.ID); err != nil {
-				return nil, false, err
-			}
+		if err := revive(ctx, tx, m); err != nil {
+			return nil, false, err
 		}
-		m.State = "active"
 		return say(in, "republishing", map[string]any{"Name": m.Name, "Channel": channelMention(*m.ChannelID)}), true, nil
 	})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -45,8 +46,8 @@ type plan struct {
 }
 
 type refused struct {
-	RoleID string  `json:"role_id"`
-	Why    Refusal `json:"why"`
+	RoleID string             `json:"role_id"`
+	Why    guildroles.Refusal `json:"why"`
 }
 
 type click struct {
@@ -348,17 +349,17 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 // execute makes the plan's changes, one request per role. A change
 // Discord refuses for good (permission, role gone) is reported, not
 // retried; anything else fails the job, which retries or waits.
-func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *plan) (map[string]*Refusal, error) {
-	failed := map[string]*Refusal{}
+func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *plan) (map[string]*guildroles.Refusal, error) {
+	failed := map[string]*guildroles.Refusal{}
 	do := func(roleID string, change func() error) error {
 		err := change()
 		var api *transport.APIError
 		switch {
 		case err == nil:
 		case errors.As(err, &api) && api.Class() == transport.Permission:
-			failed[roleID] = &Refusal{Key: "no_permission"}
+			failed[roleID] = &guildroles.Refusal{Key: "no_permission"}
 		case errors.As(err, &api) && api.Class() == transport.NotFound:
-			failed[roleID] = &Refusal{Key: "deleted", Role: roleMention(roleID)}
+			failed[roleID] = &guildroles.Refusal{Key: "deleted", Role: roleMention(roleID)}
 		default:
 			return err
 		}
@@ -379,7 +380,7 @@ func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *pl
 }
 
 // text is the member's reply.
-func (p *plan) text(loc *i18n.Localizer, failed map[string]*Refusal) string {
+func (p *plan) text(loc *i18n.Localizer, failed map[string]*guildroles.Refusal) string {
 	var lines []string
 	list := func(roles []string) string {
 		var out []string
@@ -397,10 +398,10 @@ func (p *plan) text(loc *i18n.Localizer, failed map[string]*Refusal) string {
 		lines = append(lines, loc.T("rolemenu.removed", map[string]any{"Roles": s}))
 	}
 	for _, r := range p.Refused {
-		lines = append(lines, loc.T("rolemenu.could_not", map[string]any{"Role": roleMention(r.RoleID), "Reason": refusalText(loc, &r.Why)}))
+		lines = append(lines, loc.T("rolemenu.could_not", map[string]any{"Role": roleMention(r.RoleID), "Reason": r.Why.Text(loc)}))
 	}
 	for _, r := range slices.Sorted(maps.Keys(failed)) {
-		lines = append(lines, loc.T("rolemenu.could_not", map[string]any{"Role": roleMention(r), "Reason": refusalText(loc, failed[r])}))
+		lines = append(lines, loc.T("rolemenu.could_not", map[string]any{"Role": roleMention(r), "Reason": failed[r].Text(loc)}))
 	}
 	for _, r := range slices.Sorted(maps.Keys(p.Expires)) {
 		if failed[r] == nil {

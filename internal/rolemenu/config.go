@@ -107,15 +107,6 @@ func (d *deps) snapshot(ctx context.Context, guildID string) (*guildRoles, error
 	return g, nil
 }
 
-// refusalText is a refusal in the reader's language.
-func refusalText(loc *i18n.Localizer, r *Refusal) string {
-	role := r.Role
-	if r.Key != "deleted" {
-		role = "**" + role + "**"
-	}
-	return loc.T("rolemenu.refused."+r.Key, map[string]any{"Role": role, "Perm": r.Perm})
-}
-
 // addOption checks the role with fresh data and adds it to the menu.
 func (w *configWorker) addOption(ctx context.Context, loc *i18n.Localizer, a configArgs) (string, error) {
 	g, err := w.snapshot(ctx, a.GuildID)
@@ -123,7 +114,7 @@ func (w *configWorker) addOption(ctx context.Context, loc *i18n.Localizer, a con
 		return "", err
 	}
 	if r := g.checkRole(a.RoleID, a.ActorID, a.ActorRoles); r != nil {
-		return refusalText(loc, r) + " " + loc.T("rolemenu.unchanged_config", nil), nil
+		return r.Text(loc) + " " + loc.T("rolemenu.unchanged_config", nil), nil
 	}
 	tx, err := w.db.Begin(ctx)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
@@ -56,10 +57,13 @@ type deps struct {
 	roles     *guildroles.Reader
 	catalog   *i18n.Catalog
 	log       *slog.Logger
+	bulk      *bulk.Actions
 }
 
 func build(k feature.Kit) error {
-	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log}
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk}
+	k.Bulk.Kind(bulk.Kind{Name: kindPublishAll, Lane: work.Sync, Permission: discordgo.PermissionManageRoles,
+		Plan: d.planPublishAll, Request: d.requestRepublish})
 	k.Routes.Route("/rolemenu", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageRoles))
 		r.Command("/create", d.create)
@@ -75,6 +79,7 @@ func build(k feature.Kit) error {
 		r.Command("/set/dangerous-roles", d.setDangerous)
 		r.Command("/publish", d.publish)
 		r.Command("/republish", d.republish)
+		r.Command("/publish-all", d.publishAll)
 		r.Command("/move", d.move)
 		r.Command("/delete", d.deleteMenu)
 		r.Command("/list", d.list)

@@ -148,3 +148,16 @@ func bump(ctx context.Context, tx pgx.Tx, m *menu) error {
 	}
 	return nil
 }
+
+// revive makes a menu whose message or channel was deleted active again,
+// in a new placement: the next publish posts a new message.
+func revive(ctx context.Context, tx pgx.Tx, m *menu) error {
+	if m.State == "target_missing" {
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET message_id = NULL, placement = placement + 1, state = 'active', state_detail = ''
+			WHERE id = $1`, m.ID); err != nil {
+			return fmt.Errorf("rolemenu: revive %s: %w", m.Name, err)
+		}
+	}
+	m.State = "active"
+	return nil
+}

@@ -37,6 +37,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/feature"
@@ -86,10 +87,13 @@ type deps struct {
 	log       *slog.Logger
 	botID     string
 	grace     time.Duration
+	bulk      *bulk.Actions
 }
 
 func build(k feature.Kit) error {
-	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Config.DiscordAppID}
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Config.DiscordAppID, bulk: k.Bulk}
+	k.Bulk.Kind(bulk.Kind{Name: kindPanelsRepublish, Lane: work.Sync, Permission: discordgo.PermissionManageGuild,
+		Plan: d.planPanels, Request: d.requestPanel})
 	d.grace = k.Config.Var(grace.Key).(time.Duration)
 	k.Routes.Route("/tickets", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild))
@@ -100,6 +104,7 @@ func build(k feature.Kit) error {
 		r.Command("/topic/remove", d.topicRemove)
 		r.Command("/form", d.form)
 		r.Command("/stats", d.stats)
+		r.Command("/panels/republish", d.panelsRepublish)
 		r.Autocomplete("/form", d.autocompletePanel)
 		r.Autocomplete("/topic/add", d.autocompletePanel)
 		r.Autocomplete("/topic/remove", d.autocompletePanel)

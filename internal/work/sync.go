@@ -114,3 +114,17 @@ func release(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, 
 	}
 	return nil
 }
+
+// Visible reports whether target already shows revision, in tx: a caller
+// about to request a sync it does not need can skip it.
+func Visible(ctx context.Context, tx pgx.Tx, target string, revision int64) (bool, error) {
+	var published int64
+	err := tx.QueryRow(ctx, `SELECT published_revision FROM sync_targets WHERE target = $1`, target).Scan(&published)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("work: sync %s: %w", target, err)
+	}
+	return published >= revision, nil
+}

@@ -1,0 +1,141 @@
+// Package roles is /roles bulk add|remove role: members-with:, which
+// gives a role to (or takes it from) every member who has another, as a
+// bulk action: listed once, carried out member by member within
+// Discord's member-role limit, shown as one progress message with a
+// Cancel button.
+package roles
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/commands"
+	"github.com/herald-bot/herald/internal/bulk"
+	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/guildroles"
+	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// Feature declares /roles.
+func Feature() feature.Feature {
+	return feature.Feature{Name: "roles", Commands: commands.Roles, Build: build}
+}
+
+// Kinds of bulk action, as stored with each action.
+const (
+	kindAdd    = "roles_add"
+	kindRemove = "roles_remove"
+)
+
+// params is what an action was started with: the admin's roles are
+// checked against the role again when the members are listed.
+type params struct {
+	RoleID     string   `json:"role_id"`
+	WithRoleID string   `json:"with_role_id"`
+	ActorRoles []string `json:"actor_roles"`
+}
+
+type deps struct {
+	discord *rest.Client
+	roles   *guildroles.Reader
+}
+
+func build(k feature.Kit) error {
+	d := &deps{discord: k.Discord, roles: k.Roles}
+	for _, kind := range []string{kindAdd, kindRemove} {
+		k.Bulk.Kind(bulk.Kind{Name: kind, Lane: work.Events, Permission: discordgo.PermissionManageRoles,
+			Plan: d.planner(kind == kindAdd), Do: d.doer(kind == kindAdd)})
+	}
+	k.Routes.Route("/roles/bulk", func(r *interaction.Mux) {
+		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageRoles))
+		r.Command("/add", start(k.Bulk, kindAdd, "roles.bulk.title_add"))
+		r.Command("/remove", start(k.Bulk, kindRemove, "roles.bulk.title_remove"))
+	})
+	return nil
+}
+
+// start is the fast path of /roles bulk add|remove: it records the
+// action; the runner lists the members and checks the role with fresh
+// data.
+func start(b *bulk.Actions, kind, title string) interaction.Handler {
+	return func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+		o := in.Options()
+		p := params{RoleID: o.String("role"), WithRoleID: o.String("members-with")}
+		if in.Member != nil {
+			p.ActorRoles = in.Member.Roles
+		}
+		vars := map[string]any{"Role": "<@&" + p.RoleID + ">", "With": "<@&" + p.WithRoleID + ">"}
+		return b.Start(ctx, in, kind, title, vars, p)
+	}
+}
+
+// planner lists the members who have the members-with role and lack
+// (add) or have (remove) the role, after checking herald and the admin
+// may hand the role out.
+func (d *deps) planner(add bool) func(ctx context.Context, a bulk.Action) ([]bulk.Task, error) {
+	return func(ctx context.Context, a bulk.Action) ([]bulk.Task, error) {
+		var p params
+		if err := json.Unmarshal(a.Params, &p); err != nil {
+			return nil, &bulk.Refused{Text: a.Localizer.T("interaction.failed", nil)}
+		}
+		snap, err := d.roles.Get(ctx, a.GuildID)
+		if err != nil {
+			return nil, err
+		}
+		// An admin acting deliberately may hand out any role below their
+		// own, as Discord itself allows; only self-service menus guard
+		// dangerous ones.
+		if why := snap.Check(p.RoleID, a.StartedBy, p.ActorRoles, true); why != nil {
+			return nil, &bulk.Refused{Text: why.Text(a.Localizer)}
+		}
+		if snap.Roles[p.WithRoleID] == nil {
+			return nil, &bulk.Refused{Text: a.Localizer.T("role.refused.deleted", map[string]any{"Role": "<@&" + p.WithRoleID + ">"})}
+		}
+		var tasks []bulk.Task
+		for m, err := range d.discord.AllMembers(ctx, a.GuildID) {
+			if err != nil {
+				return nil, fmt.Errorf("roles: list members: %w", err)
+			}
+			if m.User == nil || !slices.Contains(m.Roles, p.WithRoleID) || slices.Contains(m.Roles, p.RoleID) == add {
+				continue
+			}
+			tasks = append(tasks, bulk.Task{Key: m.User.ID, Name: displayName(m)})
+		}
+		if len(tasks) == 0 {
+			return nil, &bulk.Refused{Text: a.Localizer.T("roles.bulk.nobody", map[string]any{"Role": "<@&" + p.RoleID + ">", "With": "<@&" + p.WithRoleID + ">"})}
+		}
+		return tasks, nil
+	}
+}
+
+// doer changes one member's role; the audit log names who asked.
+func (d *deps) doer(add bool) func(ctx context.Context, a bulk.Action, t bulk.Task) error {
+	return func(ctx context.Context, a bulk.Action, t bulk.Task) error {
+		var p params
+		if err := json.Unmarshal(a.Params, &p); err != nil {
+			return fmt.Errorf("roles: params: %w", err)
+		}
+		reason := fmt.Sprintf("bulk action %d by %s", a.ID, a.StartedBy)
+		if add {
+			return d.discord.AddMemberRole(ctx, a.GuildID, t.Key, p.RoleID, reason)
+		}
+		return d.discord.RemoveMemberRole(ctx, a.GuildID, t.Key, p.RoleID, reason)
+	}
+}
+
+// displayName is how the server shows the member.
+func displayName(m *discordgo.Member) string {
+	switch {
+	case m.Nick != "":
+		return m.Nick
+	case m.User.GlobalName != "":
+		return m.User.GlobalName
+	}
+	return m.User.Username
+}

@@ -1,0 +1,193 @@
+package roles_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const memberRoleRoute = "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}"
+
+// fixture: n members with Blue (and with the roles given), an admin who
+// may manage roles, Red (below the bot and the admin) to hand out and
+// Boss above the bot.
+func fixture(n int, roles ...string) sim.Fixture {
+	f := sim.DefaultFixture()
+	f.Roles = append(f.Roles,
+		sim.FixtureRole{Name: "Admins", Permissions: strconv.FormatInt(discordgo.PermissionManageRoles, 10), Position: 9},
+		sim.FixtureRole{Name: "Red", Permissions: "0", Position: 6},
+		sim.FixtureRole{Name: "Blue", Permissions: "0", Position: 7},
+		sim.FixtureRole{Name: "Boss", Permissions: "0", Position: 12})
+	f.BotRole = &sim.FixtureRole{Name: "herald", Position: 8}
+	f.Members = append(f.Members, sim.FixtureMember{Username: "admin", Roles: []string{"Admins"}})
+	for i := range n {
+		f.Members = append(f.Members, sim.FixtureMember{Username: fmt.Sprintf("member%03d", i), Roles: append([]string{"Blue"}, roles...)})
+	}
+	return f
+}
+
+// progress waits for the progress message in #general headed by title
+// until check accepts it.
+func progress(t *testing.T, h *heraldtest.Herald, title string, check func(*discordgo.Message) bool) *discordgo.Message {
+	t.Helper()
+	var found *discordgo.Message
+	h.Eventually("the progress of "+title, func() bool {
+		for _, m := range h.Messages(h.Channel("general")) {
+			if strings.HasPrefix(m.Content, "**"+title+"**") {
+				found = m
+				return check(m)
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func withRole(h *heraldtest.Herald, role string) int {
+	n := 0
+	for _, m := range h.Sim.Guild(h.Guild.ID).Members {
+		if slices.Contains(m.Roles, h.Role(role)) {
+			n++
+		}
+	}
+	return n
+}
+
+func roleCalls(h *heraldtest.Herald) int {
+	n := 0
+	for _, r := range h.Sim.Server.Requests() {
+		if r.Method+" "+r.Route == memberRoleRoute && r.Status == 204 {
+			n++
+		}
+	}
+	return n
+}
+
+var cancelledLine = regexp.MustCompile(`\*\*Cancelled by <@(\d+)>: (\d+) of 500 done, (\d+) cancelled, nothing undone\.\*\*`)
+
+// TestBulkGrantCancelledMidway grants a role to 500 members and cancels
+// half-way: the message states exactly what Discord shows — the members
+// who got the role — and nothing more happens after.
+func TestBulkGrantCancelledMidway(t *testing.T) {
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture(500)))
+	// Discord's member-role budget is 10 per 10 s per guild; the test
+	// widens it so 500 changes take seconds, and the action still has to
+	// respect it.
+	if err := h.Sim.Server.SetLimits(sim.LimitChange{Route: memberRoleRoute, Limit: 20, WindowMS: 200}); err != nil {
+		t.Fatal(err)
+	}
+	admin := h.As("admin")
+	r := admin.Command("general", "/roles/bulk/add", heraldtest.Opts{"role": h.Role("Red"), "members-with": h.Role("Blue")}).Reply()
+	if !strings.Contains(r.Content, "Progress is shown in a message in this channel") {
+		t.Fatalf("answer: %q", r.Content)
+	}
+	title := "Add <@&" + h.Role("Red") + "> to every member with <@&" + h.Role("Blue") + ">"
+	msg := progress(t, h, title, func(m *discordgo.Message) bool {
+		return strings.Contains(m.Content, "✅ Done (") && len(m.Components) == 1
+	})
+	for _, want := range []string{"of 500 done**", "🕓 To do (", "member000", "Started by <@" + h.Member("admin") + ">"} {
+		if !strings.Contains(msg.Content, want) {
+			t.Errorf("progress lacks %q:\n%s", want, msg.Content)
+		}
+	}
+	if len(msg.Content) > 2000 {
+		t.Errorf("progress is %d characters, over Discord's 2000", len(msg.Content))
+	}
+	button := msg.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button)
+	if button.Label != "Cancel" {
+		t.Fatalf("button: %+v", button)
+	}
+	// A member without Manage Roles cannot cancel.
+	if got := h.As("dave").Click(msg, button.CustomID).Reply(); !strings.Contains(got.Content, "Only members who may start this action") {
+		t.Errorf("dave's cancel: %q", got.Content)
+	}
+	if st := admin.Click(msg, button.CustomID).Ack(); st.AckType != int(discordgo.InteractionResponseDeferredMessageUpdate) {
+		t.Errorf("cancel answered %+v", st)
+	}
+	final := progress(t, h, title, func(m *discordgo.Message) bool { return cancelledLine.MatchString(m.Content) })
+	t.Logf("the progress message at the end:\n%s", final.Content)
+	got := cancelledLine.FindStringSubmatch(final.Content)
+	done, _ := strconv.Atoi(got[2])
+	cancelled, _ := strconv.Atoi(got[3])
+	if got[1] != h.Member("admin") || done+cancelled != 500 || done == 0 || cancelled == 0 {
+		t.Fatalf("result %q: want the admin, a partial result adding up to 500", got[0])
+	}
+	if len(final.Components) != 0 {
+		t.Errorf("the finished message still has buttons: %+v", final.Components)
+	}
+	// What the message states is what Discord shows, and stays so.
+	calls := roleCalls(h)
+	time.Sleep(time.Second)
+	if n := withRole(h, "Red"); n != done {
+		t.Errorf("%d members have Red, the message says %d done", n, done)
+	}
+	if n := roleCalls(h); n != calls || n != done {
+		t.Errorf("%d role changes sent (%d at the end), want exactly %d", n, calls, done)
+	}
+	var open int
+	if err := h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'bulk_run' AND state NOT IN ('completed')`).Scan(&open); err != nil || open != 0 {
+		t.Errorf("runner jobs left: %d (%v)", open, err)
+	}
+}
+
+// TestBulkRemoveWaitsAndFails takes Red from five members while Discord
+// allows two changes per three seconds and one member leaves: the
+// progress message shows the wait with its until-time, then the member
+// who left as failed, by name and reason.
+func TestBulkRemoveWaitsAndFails(t *testing.T) {
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture(5, "Red")))
+	if err := h.Sim.Server.SetLimits(sim.LimitChange{Route: "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}", Limit: 2, WindowMS: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	h.As("admin").Command("general", "/roles/bulk/remove", heraldtest.Opts{"role": h.Role("Red"), "members-with": h.Role("Blue")}).Ack()
+	title := "Remove <@&" + h.Role("Red") + "> from every member with <@&" + h.Role("Blue") + ">"
+	waiting := progress(t, h, title, func(m *discordgo.Message) bool { return strings.Contains(m.Content, "⏳ Waiting: member") })
+	if !regexp.MustCompile(`⏳ Waiting: member00\d — Discord asked us to slow down, next try <t:\d+:R>`).MatchString(waiting.Content) {
+		t.Errorf("waiting line:\n%s", waiting.Content)
+	}
+	req, err := http.NewRequest(http.MethodDelete, h.Sim.URL+"/_sim/guilds/"+h.Guild.ID+"/members/"+h.Member("member004"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode >= 300 {
+		t.Fatalf("member004 leaving: %v %v", res, err)
+	}
+	final := progress(t, h, title, func(m *discordgo.Message) bool { return strings.Contains(m.Content, "**Finished:") })
+	for _, want := range []string{"**Finished: 4 of 5 done, 1 failed.**", "❌ Failed — no longer there (left the server or deleted) (1): member004",
+		"✅ Done (4): member000, member001, member002, member003"} {
+		if !strings.Contains(final.Content, want) {
+			t.Errorf("final message lacks %q:\n%s", want, final.Content)
+		}
+	}
+	if n := withRole(h, "Red"); n != 0 {
+		t.Errorf("%d members still have Red", n)
+	}
+}
+
+// TestBulkRefused: a role above herald's own is refused before anything
+// is done, and the progress message says why.
+func TestBulkRefused(t *testing.T) {
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture(3)))
+	h.As("admin").Command("general", "/roles/bulk/add", heraldtest.Opts{"role": h.Role("Boss"), "members-with": h.Role("Blue")}).Ack()
+	title := "Add <@&" + h.Role("Boss") + "> to every member with <@&" + h.Role("Blue") + ">"
+	msg := progress(t, h, title, func(m *discordgo.Message) bool { return strings.Contains(m.Content, "Nothing was done") })
+	if !strings.Contains(msg.Content, "Nothing was done: **Boss** is at or above herald's highest role") || len(msg.Components) != 0 {
+		t.Errorf("refusal: %q, components %v", msg.Content, msg.Components)
+	}
+	if n := roleCalls(h); n != 0 {
+		t.Errorf("%d role changes sent", n)
+	}
+}
