@@ -116,7 +116,7 @@ func render(act *action, tasks []row, now time.Time) (string, []discordgo.Messag
 			cancelled = append(cancelled, t.name)
 		case "pending":
 			if t.until != nil && t.until.After(now) {
-				waiting = append(waiting, loc.T("bulk.waiting_one", map[string]any{"Name": t.name,
+				waiting = append(waiting, loc.T("bulk.waiting_one", map[string]any{"Name": markdown.Replace(t.name),
 					"Reason": loc.T("bulk.reason."+cmp.Or(t.reason, string(work.ReasonRateLimited)), nil), "Until": t.until.Unix()}))
 				continue
 			}

@@ -1,0 +1,60 @@
+package tickets_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/heraldtest"
+)
+
+// TestPanelsRepublish posts a deleted panel anew and leaves one shown as
+// saved alone, as one bulk action whose progress message names both.
+func TestPanelsRepublish(t *testing.T) {
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
+	desk := setup(t, h, heraldtest.Opts{})
+	admin := h.As("admin")
+	if r := admin.Command("general", "/tickets/panel", heraldtest.Opts{"channel": h.Channel("general"), "title": "Billing"}).Reply(); !strings.Contains(r.Content, "Publishing panel") {
+		t.Fatalf("panel: %q", r.Content)
+	}
+	billing := message(t, h, h.Channel("general"), "**Billing**")
+	if res := h.Sim.Do(http.MethodDelete, "/channels/"+desk.ChannelID+"/messages/"+desk.ID, nil); res.Status != http.StatusNoContent {
+		t.Fatalf("delete the panel: %d %s", res.Status, res.Body)
+	}
+	h.Eventually("the help desk panel to be marked gone", func() bool {
+		var state string
+		err := h.DB.QueryRow(t.Context(), `SELECT state FROM ticket_panels WHERE title = 'Help desk'`).Scan(&state)
+		return err == nil && state == "target_missing"
+	})
+	edits := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
+
+	admin.Command("general", "/tickets/panels/republish", nil).Ack()
+	var progress *discordgo.Message
+	h.Eventually("the republish to finish", func() bool {
+		for _, m := range h.Messages(h.Channel("general")) {
+			if strings.HasPrefix(m.Content, "**Republish every ticket panel**") && strings.Contains(m.Content, "**Finished:") {
+				progress = m
+				return true
+			}
+		}
+		return false
+	})
+	want := "✅ Done (2): Help desk (<#" + h.Channel("help") + ">), Billing (<#" + h.Channel("general") + ">)"
+	if !strings.Contains(progress.Content, want) || !strings.Contains(progress.Content, "**Finished: 2 of 2 done.**") {
+		t.Errorf("progress:\n%s\nwant %q", progress.Content, want)
+	}
+	if again := message(t, h, h.Channel("help"), "**Help desk**"); again.ID == desk.ID {
+		t.Error("the deleted panel was not posted anew")
+	}
+	// The progress message is edited; the Billing panel is not.
+	for _, r := range h.Sim.Server.Requests() {
+		if r.Method == http.MethodPatch && strings.HasSuffix(r.Path, "/messages/"+billing.ID) {
+			t.Errorf("Billing was edited though it showed its saved revision")
+		}
+	}
+	if requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") == edits {
+		t.Error("the progress message was never edited")
+	}
+}
