@@ -29,6 +29,10 @@ func TestPanelsRepublish(t *testing.T) {
 		return err == nil && state == "target_missing"
 	})
 	edits := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
+	gone := "Ticket panel **Help desk** in <#" + h.Channel("help") + "> — saved revision 1, visible revision 1: failed: its message or channel was deleted. Fix: `/tickets panels republish`"
+	if s := admin.Command("general", "/herald/status", nil).Reply().Content; !strings.Contains(s, gone) || strings.Contains(s, "**Billing**") {
+		t.Errorf("/herald status before the republish:\n%s\nwant %q and nothing on Billing", s, gone)
+	}
 
 	admin.Command("general", "/tickets/panels/republish", nil).Ack()
 	var progress *discordgo.Message
@@ -53,6 +57,10 @@ func TestPanelsRepublish(t *testing.T) {
 		if r.Method == http.MethodPatch && strings.HasSuffix(r.Path, "/messages/"+billing.ID) {
 			t.Errorf("Billing was edited though it showed its saved revision")
 		}
+	}
+	// The owner asks: the admin's status cooldown is still running.
+	if s := h.As("owner").Command("general", "/herald/status", nil).Reply().Content; strings.Contains(s, "Ticket panel") {
+		t.Errorf("/herald status after the republish still names a panel:\n%s", s)
 	}
 	if requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") == edits {
 		t.Error("the progress message was never edited")

@@ -94,6 +94,7 @@ func build(k feature.Kit) error {
 	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Config.DiscordAppID, bulk: k.Bulk}
 	k.Bulk.Kind(bulk.Kind{Name: kindPanelsRepublish, Lane: work.Sync, Permission: discordgo.PermissionManageGuild,
 		Plan: d.planPanels, Request: d.requestPanel})
+	k.Reports.Add("tickets", d.report)
 	d.grace = k.Config.Var(grace.Key).(time.Duration)
 	k.Routes.Route("/tickets", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild))

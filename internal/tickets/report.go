@@ -1,0 +1,62 @@
+package tickets
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// report is the tickets' part of /herald status: the panels not shown as
+// saved — deleted, waiting for Discord, failed or still being published —
+// each with what to do.
+func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
+	rows, err := d.db.Query(ctx, `SELECT p.title, p.channel_id, p.state, p.revision, COALESCE(t.published_revision, 0),
+			COALESCE(t.running_job_id, t.pending_job_id)
+		FROM ticket_panels p LEFT JOIN sync_targets t ON t.target = 'tickets-panel:' || p.id
+		WHERE p.guild_id = $1 AND (p.state <> 'active' OR p.revision > COALESCE(t.published_revision, 0)) ORDER BY p.id`, guildID)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: report: %w", err)
+	}
+	type panel struct {
+		title, channelID, state string
+		saved, visible          int64
+		job                     *int64
+	}
+	panels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (panel, error) {
+		var p panel
+		return p, r.Scan(&p.title, &p.channelID, &p.state, &p.saved, &p.visible, &p.job)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tickets: report: %w", err)
+	}
+	client := river.ClientFromContext[pgx.Tx](ctx)
+	var lines []string
+	for _, p := range panels {
+		vars := map[string]any{"Title": p.title, "Channel": "<#" + p.channelID + ">", "Saved": p.saved, "Visible": p.visible}
+		state := loc.T("tickets.panel_status.pending", nil)
+		switch {
+		case p.state == "target_missing":
+			state = loc.T("tickets.panel_status.missing", nil)
+		case p.job != nil:
+			st, err := work.JobState(ctx, client, *p.job)
+			if err != nil {
+				return nil, fmt.Errorf("tickets: report: job %d: %w", *p.job, err)
+			}
+			switch st.Name {
+			case "waiting":
+				state = loc.T("tickets.panel_status.waiting", map[string]any{"Until": fmt.Sprintf("<t:%d:R>", st.Until.Unix())})
+			case "failed":
+				state = loc.T("tickets.panel_status.failed", map[string]any{"Reason": loc.T("job.reason."+string(st.Reason),
+					map[string]any{"Permission": "Send Messages", "Where": "<#" + p.channelID + ">"})})
+			}
+		}
+		vars["State"] = state
+		lines = append(lines, loc.T("tickets.panel_status.panel", vars))
+	}
+	return lines, nil
+}
