@@ -97,6 +97,7 @@ func (p *proxy) getDelivery(w http.ResponseWriter, r *http.Request) {
 // webhook is dead.
 type targetStatus struct {
 	WebhookID     string     `json:"webhook_id"`
+	ChannelID     string     `json:"channel_id,omitempty"`
 	ThreadID      string     `json:"thread_id,omitempty"`
 	Depth         int        `json:"depth"`
 	OldestPending *time.Time `json:"oldest_pending,omitempty"`
@@ -107,19 +108,22 @@ type targetStatus struct {
 	DeadReason    string     `json:"dead_reason,omitempty"`
 }
 
-func targets(ctx context.Context, q querier) ([]targetStatus, error) {
+// targets lists the queues, of the webhooks posting in guildID when it
+// is not empty.
+func targets(ctx context.Context, q querier, guildID string) ([]targetStatus, error) {
 	rows, err := q.Query(ctx, `SELECT t.webhook_id, t.thread_id, t.depth,
 			(SELECT min(accepted_at) FROM webhookproxy_deliveries d WHERE d.target = t.target AND d.state = 'pending'),
 			CASE WHEN t.wait_until > now() THEN t.wait_until END, coalesce(t.wait_reason, ''), coalesce(t.last_error, ''),
-			h.dead_at IS NOT NULL, coalesce(h.dead_reason, '')
+			h.dead_at IS NOT NULL, coalesce(h.dead_reason, ''), coalesce(h.channel_id, '')
 		FROM webhookproxy_targets t LEFT JOIN webhookproxy_webhooks h USING (webhook_id)
-		ORDER BY t.depth DESC, t.target LIMIT 1000`)
+		WHERE $1 = '' OR h.guild_id = $1
+		ORDER BY t.depth DESC, t.target LIMIT 1000`, guildID)
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (targetStatus, error) {
 		var t targetStatus
-		err := row.Scan(&t.WebhookID, &t.ThreadID, &t.Depth, &t.OldestPending, &t.WaitingUntil, &t.WaitReason, &t.LastError, &t.Dead, &t.DeadReason)
+		err := row.Scan(&t.WebhookID, &t.ThreadID, &t.Depth, &t.OldestPending, &t.WaitingUntil, &t.WaitReason, &t.LastError, &t.Dead, &t.DeadReason, &t.ChannelID)
 		return t, err
 	})
 }
@@ -130,7 +134,7 @@ type querier interface {
 }
 
 func (p *proxy) getTargets(w http.ResponseWriter, r *http.Request) {
-	ts, err := targets(r.Context(), p.db)
+	ts, err := targets(r.Context(), p.db, "")
 	if err != nil {
 		p.unavailable(w, r, err)
 		return

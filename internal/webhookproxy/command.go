@@ -82,7 +82,7 @@ func (w *reportWorker) render(ctx context.Context, loc *i18n.Localizer) (string,
 	if !w.on {
 		return loc.T("webhookproxy.report.off", nil), nil
 	}
-	ts, err := targets(ctx, w.db)
+	ts, err := targets(ctx, w.db, "")
 	if err != nil {
 		return "", fmt.Errorf("webhookproxy: report: %w", err)
 	}
@@ -120,5 +120,27 @@ func line(loc *i18n.Localizer, t targetStatus) string {
 		return loc.T("webhookproxy.report.pending", vars)
 	default:
 		return loc.T("webhookproxy.report.idle", vars)
+	}
+}
+
+// backedUp is how old a target's oldest pending delivery may get before
+// /herald status names the target.
+const backedUp = time.Minute
+
+// guildReport is the proxy's part of /herald status: the guild's targets
+// that are dead, waiting for Discord, or backed up.
+func guildReport(db *pgxpool.Pool) func(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
+	return func(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
+		ts, err := targets(ctx, db, guildID)
+		if err != nil {
+			return nil, fmt.Errorf("webhookproxy: report: %w", err)
+		}
+		var lines []string
+		for _, t := range ts {
+			if t.Dead || t.WaitingUntil != nil || (t.OldestPending != nil && time.Since(*t.OldestPending) > backedUp) {
+				lines = append(lines, loc.T("webhookproxy.report.in_channel", map[string]any{"Channel": "<#" + t.ChannelID + ">", "Line": line(loc, t)}))
+			}
+		}
+		return lines, nil
 	}
 }

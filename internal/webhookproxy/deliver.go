@@ -71,6 +71,7 @@ type pending struct {
 func (w *drainer) Work(ctx context.Context, j *river.Job[drainArgs]) error {
 	target := j.Args.Target
 	stop := time.Now().Add(drainBudget)
+	placed := false
 	for {
 		if ctx.Err() != nil {
 			// Stopping: come back soon, in this or another process.
@@ -96,6 +97,31 @@ func (w *drainer) Work(ctx context.Context, j *river.Job[drainArgs]) error {
 			}
 			return river.JobSnooze(wait)
 		}
+		if !placed {
+			placed = true
+			w.place(ctx, d)
+		}
+	}
+}
+
+// place learns, once per webhook, which guild and channel it posts to:
+// callers do not say, and the webhook's own token reads it (GET Webhook
+// with Token needs no bot permission). Best effort: a failure is tried
+// again on the next run, and delivery never waits for it.
+func (w *drainer) place(ctx context.Context, d pending) {
+	var known bool
+	err := w.db.QueryRow(ctx, `SELECT guild_id IS NOT NULL FROM webhookproxy_webhooks WHERE webhook_id = $1`, d.webhookID).Scan(&known)
+	if err != nil || known {
+		return
+	}
+	hook, err := w.discord.WebhookWithToken(ctx, d.webhookID, d.token)
+	if err != nil {
+		w.log.DebugContext(ctx, "webhook's guild not learned", "webhook", d.webhookID, "err", err)
+		return
+	}
+	if _, err := w.db.Exec(ctx, `UPDATE webhookproxy_webhooks SET guild_id = $2, channel_id = $3 WHERE webhook_id = $1`,
+		d.webhookID, hook.GuildID, hook.ChannelID); err != nil {
+		w.log.DebugContext(ctx, "webhook's guild not recorded", "webhook", d.webhookID, "err", err)
 	}
 }
 

@@ -46,6 +46,7 @@ func build(k feature.Kit) error {
 	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, metrics: m, waiters: w, log: k.Log})
 	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention})
 	k.Jobs.Periodic(pruneJob())
+	k.Reports.Add("webhookproxy", guildReport(k.DB))
 	if set.addr == "" {
 		return nil
 	}

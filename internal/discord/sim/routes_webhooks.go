@@ -97,6 +97,23 @@ func getWebhook(s *Server, rq *request) (any, *apiError) {
 	return s.st.renderWebhook(w, true), nil
 }
 
+// deleteWebhook is DELETE /webhooks/{webhook_id}, for a bot with Manage
+// Webhooks in its channel: 204, and WEBHOOKS_UPDATE for the channel.
+// Its token stops working at once (10015 Unknown Webhook).
+func deleteWebhook(s *Server, rq *request) (any, *apiError) {
+	w, ok := s.st.webhooks[rq.params["webhook_id"]]
+	if !ok {
+		return nil, errUnknown(codeUnknownWebhook)
+	}
+	c := s.st.channels[w.channelID]
+	if err := s.st.requireChannel(c, permManageWebhooks); err != nil {
+		return nil, err
+	}
+	delete(s.st.webhooks, w.id)
+	rq.emit(c.guildID, "WEBHOOKS_UPDATE", map[string]any{"guild_id": c.guildID, "channel_id": c.id})
+	return nil, nil
+}
+
 // getWebhookWithToken is GET /webhooks/{webhook_id}/{webhook_token}: no
 // authentication, and no user in the answer.
 func getWebhookWithToken(s *Server, rq *request) (any, *apiError) {

@@ -172,3 +172,14 @@ func TestGitHubCompatibleWebhook(t *testing.T) {
 const githubPayload = `{"ref": "refs/heads/main",
 	"repository": {"id": 1, "name": "herald", "full_name": "herald-bot/herald", "html_url": "https://github.com/herald-bot/herald"},
 	"sender": {"id": 2, "login": "erin", "html_url": "https://github.com/erin", "avatar_url": "https://github.com/erin.png"}}`
+
+func TestWebhookDelete(t *testing.T) {
+	w := newWorld(t)
+	id, token := w.webhook(t, w.g.Channel("general"))
+	if r := w.Do("DELETE", "/webhooks/"+id, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("DELETE /webhooks/{id}: %d %s", r.Status, r.Body)
+	}
+	wantError(t, w.DoAs("GET", "/webhooks/"+id+"/"+token, "", nil), 404, 10015)
+	wantError(t, w.DoAs("POST", "/webhooks/"+id+"/"+token, "", map[string]any{"content": "x"}), 404, 10015)
+	wantError(t, w.Do("DELETE", "/webhooks/"+id, nil), 404, 10015)
+}
