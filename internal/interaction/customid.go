@@ -35,10 +35,8 @@ func ParseCustomID(s string) (CustomID, error) {
 	if len(s) == 0 || len(s) > MaxCustomIDLength {
 		return fail(fmt.Sprintf("length %d, want 1 to %d", len(s), MaxCustomIDLength))
 	}
-	for _, c := range []byte(s) {
-		if c < 0x21 || c > 0x7e {
-			return fail("not printable ASCII")
-		}
+	if !printableASCII(s) {
+		return fail("not printable ASCII")
 	}
 	feature, rest, ok := strings.Cut(s, ":")
 	if !ok {
@@ -63,11 +61,17 @@ func (c CustomID) String() string {
 	return c.Feature + ":" + strconv.Itoa(c.Version) + ":" + c.Payload
 }
 
-// NewCustomID builds a custom_id, refusing one ParseCustomID would refuse.
+// NewCustomID builds a custom_id, refusing one ParseCustomID would refuse
+// or would read back as other parts (a feature holding ':').
 func NewCustomID(feature string, version int, payload string) (string, error) {
-	s := CustomID{Feature: feature, Version: version, Payload: payload}.String()
-	if _, err := ParseCustomID(s); err != nil {
+	want := CustomID{Feature: feature, Version: version, Payload: payload}
+	s := want.String()
+	got, err := ParseCustomID(s)
+	if err != nil {
 		return "", err
+	}
+	if got != want {
+		return "", fmt.Errorf("%w: feature %q is not a feature name", ErrMalformedCustomID, feature)
 	}
 	return s, nil
 }
@@ -78,6 +82,15 @@ func validFeature(s string) bool {
 	}
 	for _, c := range []byte(s) {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func printableASCII(s string) bool {
+	for _, c := range []byte(s) {
+		if c < 0x21 || c > 0x7e {
 			return false
 		}
 	}

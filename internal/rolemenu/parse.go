@@ -24,7 +24,7 @@ func parseEmoji(s string) (*discordgo.ComponentEmoji, bool) {
 	if m := customEmoji.FindStringSubmatch(s); m != nil {
 		return &discordgo.ComponentEmoji{Name: m[2], ID: m[3], Animated: m[1] == "a"}, true
 	}
-	if utf8.RuneCountInString(s) > 10 {
+	if utf8.RuneCountInString(s) > 10 || !utf8.ValidString(s) {
 		return nil, false
 	}
 	for _, r := range s {
@@ -46,8 +46,10 @@ func parseDuration(s string) (time.Duration, bool) {
 	}
 	var total time.Duration
 	if days, rest, ok := strings.Cut(s, "d"); ok {
+		// Bounded before multiplying: a huge count would wrap around to
+		// a small duration.
 		n, err := strconv.Atoi(days)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > int(maxTemporary/(24*time.Hour)) {
 			return 0, false
 		}
 		total = time.Duration(n) * 24 * time.Hour

@@ -389,7 +389,11 @@ func ticketName(scheme, username string, number int) string {
 		return "ticket-" + n
 	}
 	if u := channelName(username); u != "" {
-		return truncate(u, 90) + "-" + n
+		// Cut without truncate's '…', which a channel name may not hold.
+		if r := []rune(u); len(r) > 90 {
+			u = string(r[:90])
+		}
+		return u + "-" + n
 	}
 	return "ticket-" + n
 }

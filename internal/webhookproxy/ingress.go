@@ -129,19 +129,8 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 		}
 		return delivery{}, false, errInvalidJSON
 	}
-	contentType := r.Header.Get("Content-Type")
-	switch media, _, _ := mime.ParseMediaType(contentType); media {
-	case "multipart/form-data":
-	case "application/x-www-form-urlencoded":
-		// What `curl -d content=...` sends; Discord takes it too.
-		if body, err = formToJSON(body); err != nil {
-			return delivery{}, false, errInvalidJSON
-		}
-		contentType = "application/json"
-	default:
-		contentType = "application/json"
-	}
-	if apiErr := check(contentType, body, variant); apiErr != nil {
+	contentType, body, apiErr := decode(r.Header.Get("Content-Type"), body, variant)
+	if apiErr != nil {
 		return delivery{}, false, apiErr
 	}
 	target := id
@@ -156,11 +145,33 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 	return d, wait, nil
 }
 
+// decode reads a request body as Discord would and returns what to store:
+// a multipart body as it came, anything else as JSON, a form-encoded body
+// converted.
+func decode(contentType string, body []byte, variant string) (string, []byte, *apiError) {
+	switch media, _, _ := mime.ParseMediaType(contentType); media {
+	case "multipart/form-data":
+	case "application/x-www-form-urlencoded":
+		// What `curl -d content=...` sends; Discord takes it too.
+		var err error
+		if body, err = formToJSON(body); err != nil {
+			return "", nil, errInvalidJSON
+		}
+		contentType = "application/json"
+	default:
+		contentType = "application/json"
+	}
+	if apiErr := check(contentType, body, variant); apiErr != nil {
+		return "", nil, apiErr
+	}
+	return contentType, body, nil
+}
+
 // check validates a Discord execute body; the Slack and GitHub variants
 // carry those services' payloads, which Discord alone interprets.
 func check(contentType string, body []byte, variant string) *apiError {
 	if variant != "" {
-		if !json.Valid(body) {
+		if !validJSON(body) {
 			return errInvalidJSON
 		}
 		return nil
@@ -172,8 +183,7 @@ func check(contentType string, body []byte, variant string) *apiError {
 	if raw == nil {
 		raw = []byte("{}")
 	}
-	_, apiErr = validate(raw, files)
-	return apiErr
+	return validate(raw, files)
 }
 
 // authorize applies the allowlist and, when keys are configured, the

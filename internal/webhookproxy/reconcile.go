@@ -35,12 +35,11 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 	if apiErr != nil {
 		return nil, false, errUnknowable
 	}
-	var want struct {
-		Content string            `json:"content"`
-		Embeds  []json.RawMessage `json:"embeds"`
-		Thread  string            `json:"thread_name"`
-	}
-	if raw != nil && json.Unmarshal(raw, &want) != nil || want.Thread != "" {
+	var want payload
+	var content, thread string
+	var embeds []json.RawMessage
+	if raw != nil && json.Unmarshal(raw, &want) != nil ||
+		errors.Join(want.field("content", &content), want.field("embeds", &embeds), want.field("thread_name", &thread)) != nil || thread != "" {
 		// A new forum post lands in a thread nobody knows yet.
 		return nil, false, errUnknowable
 	}
@@ -58,7 +57,7 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 		if err != nil {
 			return nil, false, err
 		}
-		if matches(m, d.webhookID, want.Content, len(want.Embeds), files) {
+		if matches(m, d.webhookID, content, len(embeds), files) {
 			b, err := json.Marshal(m)
 			return b, err == nil, err
 		}

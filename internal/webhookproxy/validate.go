@@ -78,90 +78,121 @@ func (f formErrors) err() *apiError {
 	return &apiError{status: http.StatusBadRequest, Code: 50035, Message: "Invalid Form Body", Errors: f}
 }
 
-// payload is what the proxy checks of an execute-webhook body; every
-// other field passes through to Discord unchanged.
-type payload struct {
-	Content    *string           `json:"content"`
-	Username   *string           `json:"username"`
-	Embeds     []json.RawMessage `json:"embeds"`
-	Components []json.RawMessage `json:"components"`
-	Poll       json.RawMessage   `json:"poll"`
-	StickerIDs []json.RawMessage `json:"sticker_ids"`
+// payload is a JSON object by its keys exactly as written: Discord reads
+// "content", never "Content", which encoding/json would match to a
+// content field. A repeated key counts once, with its last value, as for
+// Discord. Every field the proxy does not check passes through unchanged.
+type payload map[string]json.RawMessage
+
+// field decodes the value of key into v; an absent key leaves v alone.
+func (p payload) field(key string, v any) error {
+	raw, ok := p[key]
+	if !ok {
+		return nil
+	}
+	return json.Unmarshal(raw, v)
 }
 
-type embed struct {
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Fields      []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"fields"`
-	Footer *struct {
-		Text string `json:"text"`
-	} `json:"footer"`
-	Author *struct {
-		Name string `json:"name"`
-	} `json:"author"`
+// runes sums the lengths of the string fields keys, in characters.
+func (p payload) runes(keys ...string) (int, error) {
+	n := 0
+	for _, key := range keys {
+		var s string
+		if err := p.field(key, &s); err != nil {
+			return 0, err
+		}
+		n += utf8.RuneCountInString(s)
+	}
+	return n, nil
 }
 
-// size is the embed's text as Discord counts it against 6,000.
-func (e embed) size() int {
-	n := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
-	for _, f := range e.Fields {
-		n += utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Value)
+// embedSize is an embed's text as Discord counts it against 6,000.
+func embedSize(raw json.RawMessage) (int, error) {
+	var e, footer, author payload
+	var fields []payload
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return 0, err
 	}
-	if e.Footer != nil {
-		n += utf8.RuneCountInString(e.Footer.Text)
+	if err := errors.Join(e.field("footer", &footer), e.field("author", &author), e.field("fields", &fields)); err != nil {
+		return 0, err
 	}
-	if e.Author != nil {
-		n += utf8.RuneCountInString(e.Author.Name)
+	type text struct {
+		in   payload
+		keys []string
 	}
-	return n
+	texts := []text{{e, []string{"title", "description"}}, {footer, []string{"text"}}, {author, []string{"name"}}}
+	for _, f := range fields {
+		texts = append(texts, text{f, []string{"name", "value"}})
+	}
+	total := 0
+	for _, t := range texts {
+		n, err := t.in.runes(t.keys...)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
+
+// validJSON is JSON as Discord reads it: well formed and valid UTF-8,
+// which json.Valid does not insist on.
+func validJSON(raw []byte) bool { return utf8.Valid(raw) && json.Valid(raw) }
 
 // validate checks a message body as Discord does before it applies it.
-func validate(raw []byte, files int) (payload, *apiError) {
+func validate(raw []byte, files int) *apiError {
 	var p payload
-	if err := json.Unmarshal(raw, &p); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field != "" {
-			f := formErrors{}
-			f.add(typ.Field, "MODEL_TYPE_CONVERT", "Could not interpret the value as "+typ.Type.String()+".")
-			return p, f.err()
-		}
-		return p, errInvalidJSON
+	if !utf8.Valid(raw) || json.Unmarshal(raw, &p) != nil {
+		return errInvalidJSON
 	}
+	var content, username *string
+	var embeds, components, stickers []json.RawMessage
 	f := formErrors{}
-	if p.Content != nil {
-		f.maxLen("content", utf8.RuneCountInString(*p.Content), maxContent)
+	for _, fd := range []struct {
+		key, kind string
+		v         any
+	}{
+		{"content", "string", &content}, {"username", "string", &username}, {"embeds", "array", &embeds},
+		{"components", "array", &components}, {"sticker_ids", "array", &stickers},
+	} {
+		if p.field(fd.key, fd.v) != nil {
+			f.add(fd.key, "MODEL_TYPE_CONVERT", "Could not interpret the value as "+fd.kind+".")
+		}
 	}
-	if p.Username != nil {
-		if n := utf8.RuneCountInString(*p.Username); n < 1 || n > maxUsername {
+	if err := f.err(); err != nil {
+		return err
+	}
+	if content != nil {
+		f.maxLen("content", utf8.RuneCountInString(*content), maxContent)
+	}
+	if username != nil {
+		if n := utf8.RuneCountInString(*username); n < 1 || n > maxUsername {
 			f.add("username", "BASE_TYPE_BAD_LENGTH", fmt.Sprintf("Must be between 1 and %d in length.", maxUsername))
 		}
 	}
-	f.maxLen("embeds", len(p.Embeds), maxEmbeds)
+	f.maxLen("embeds", len(embeds), maxEmbeds)
 	total := 0
-	for i, raw := range p.Embeds {
-		var e embed
-		if json.Unmarshal(raw, &e) != nil {
+	for i, raw := range embeds {
+		n, err := embedSize(raw)
+		if err != nil {
 			f.add("embeds."+strconv.Itoa(i), "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
 			continue
 		}
-		total += e.size()
+		total += n
 	}
 	if total > maxEmbedTotal {
 		f.add("embeds", "MAX_EMBED_SIZE_EXCEEDED", fmt.Sprintf("Embed size exceeds maximum size of %d", maxEmbedTotal))
 	}
 	f.maxLen("attachments", files, maxFiles)
 	if err := f.err(); err != nil {
-		return p, err
+		return err
 	}
-	if (p.Content == nil || *p.Content == "") && len(p.Embeds) == 0 && len(p.Components) == 0 &&
-		len(p.Poll) == 0 && len(p.StickerIDs) == 0 && files == 0 {
-		return p, errEmptyMessage
+	poll := p["poll"]
+	if (content == nil || *content == "") && len(embeds) == 0 && len(components) == 0 &&
+		(len(poll) == 0 || string(poll) == "null") && len(stickers) == 0 && files == 0 {
+		return errEmptyMessage
 	}
-	return p, nil
+	return nil
 }
 
 // message returns the JSON message body inside a request body: the body

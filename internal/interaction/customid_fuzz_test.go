@@ -1,0 +1,80 @@
+package interaction
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// Whatever bytes arrive as a custom_id, parsing is deterministic, accepts
+// only what fits Discord's limit and the feature:version:payload shape,
+// and what it accepts round-trips exactly; a refusal says why.
+func FuzzParseCustomID(f *testing.F) {
+	for _, s := range []string{
+		"rolemenu:1:pick:12:3", "rolemenu:1:select:12", "tickets:1:close:42", "a:1:", "web-hook_2:3:x",
+		"x", "::", "a:01:b", "a:0:b", "A:1:b", "a:1:b c", "a:1:é", "a:-1:b", "a:1:" + strings.Repeat("x", 97),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCustomID(s)
+		again, err2 := ParseCustomID(s)
+		if c != again || (err == nil) != (err2 == nil) {
+			t.Fatalf("%q parsed differently twice: %+v, %v then %+v, %v", s, c, err, again, err2)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrMalformedCustomID) || len(err.Error()) <= len(ErrMalformedCustomID.Error())+2 {
+				t.Fatalf("%q refused with %q: want ErrMalformedCustomID and a reason", s, err)
+			}
+			if c != (CustomID{}) {
+				t.Fatalf("%q refused but parsed to %+v", s, c)
+			}
+			return
+		}
+		if len(s) > MaxCustomIDLength {
+			t.Fatalf("%q accepted with %d characters, over Discord's %d", s, len(s), MaxCustomIDLength)
+		}
+		if c.String() != s {
+			t.Fatalf("%q parsed to %+v, which formats as %q", s, c, c.String())
+		}
+		if !validFeature(c.Feature) || c.Version < 1 {
+			t.Fatalf("%q accepted with feature %q version %d", s, c.Feature, c.Version)
+		}
+		if built, err := NewCustomID(c.Feature, c.Version, c.Payload); err != nil || built != s {
+			t.Fatalf("NewCustomID of %+v = %q, %v; want %q", c, built, err, s)
+		}
+	})
+}
+
+// NewCustomID builds only ids ParseCustomID reads back to the same parts,
+// and refuses exactly those it would not.
+func FuzzNewCustomID(f *testing.F) {
+	f.Add("rolemenu", 1, "pick:12:3")
+	f.Add("tickets", 2, "")
+	f.Add("tickets", 0, "close:1")
+	f.Add("Tickets", 1, "x")
+	f.Add("a", 1, strings.Repeat("y", 96))
+	f.Add("a", 1, strings.Repeat("y", 97))
+	f.Add("a:1", 1, "x")
+	f.Add("a", -1, "x")
+	f.Fuzz(func(t *testing.T, feature string, version int, payload string) {
+		s, err := NewCustomID(feature, version, payload)
+		formatted := CustomID{Feature: feature, Version: version, Payload: payload}.String()
+		if err != nil {
+			if !errors.Is(err, ErrMalformedCustomID) || s != "" {
+				t.Fatalf("NewCustomID(%q, %d, %q) = %q, %v; want \"\" and ErrMalformedCustomID", feature, version, payload, s, err)
+			}
+			if c, perr := ParseCustomID(formatted); perr == nil && c == (CustomID{feature, version, payload}) {
+				t.Fatalf("NewCustomID refused %q, which parses back to its parts", formatted)
+			}
+			return
+		}
+		if len(s) > MaxCustomIDLength {
+			t.Fatalf("NewCustomID built %q, over Discord's %d characters", s, MaxCustomIDLength)
+		}
+		c, err := ParseCustomID(s)
+		if err != nil || c != (CustomID{feature, version, payload}) {
+			t.Fatalf("NewCustomID built %q, which parses as %+v, %v", s, c, err)
+		}
+	})
+}

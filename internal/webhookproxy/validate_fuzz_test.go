@@ -1,0 +1,134 @@
+package webhookproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime/multipart"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// A request body, whatever its content type and route variant: decoding
+// is deterministic; a refusal is one of Discord's error answers; and what
+// is accepted, read independently as plain JSON, keeps every limit
+// validate claims, so Discord never refuses what the proxy acknowledged.
+func FuzzDecode(f *testing.F) {
+	long := strings.Repeat("x", 2001)
+	for _, body := range []string{
+		`{"content":"hello"}`, `{"content":"` + long + `"}`, `{"CONTENT":"hello"}`, `{"content":"hi","Content":""}`,
+		`{"content":"","embeds":[{"description":"x"}]}`, `{"embeds":[{"Description":"` + strings.Repeat("y", 6001) + `","description":"z"}]}`,
+		`{"embeds":[{"fields":[{"name":"a","value":"b"}],"footer":{"text":"c"},"author":{"name":"d"}}]}`,
+		`{"embeds":[{},{},{},{},{},{},{},{},{},{},{}]}`, `{"embeds":"x"}`, `{"embeds":[5]}`, `{"username":""}`,
+		`{"content":"x","username":"` + strings.Repeat("u", 81) + `"}`, `{"poll":null}`, `{"poll":{"question":{"text":"?"}}}`,
+		`{"sticker_ids":["1"]}`, `{"components":[{"type":1}]}`, `{"content":5}`, "{\"content\":\"\xff\"}", `[]`, `null`, `{`, ``,
+	} {
+		f.Add("application/json", []byte(body), "")
+	}
+	f.Add("application/x-www-form-urlencoded", []byte("content=hello&username=bot&tts=true"), "")
+	f.Add("application/x-www-form-urlencoded", []byte("content=hi&tts=maybe"), "")
+	f.Add("application/x-www-form-urlencoded", []byte("embeds=x"), "")
+	f.Add("application/x-www-form-urlencoded", []byte("content=%zz"), "")
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	w.WriteField("payload_json", `{"content":"with a file"}`)
+	fw, _ := w.CreateFormFile("files[0]", "a.txt")
+	fw.Write([]byte("file"))
+	w.Close()
+	f.Add(w.FormDataContentType(), mp.Bytes(), "")
+	f.Add(w.FormDataContentType(), mp.Bytes()[:mp.Len()/2], "")
+	f.Add("multipart/form-data", mp.Bytes(), "")
+	f.Add("application/json", []byte(`{"text":"slack"}`), "slack")
+	f.Add("application/json", []byte(`{"action":"opened","Repository":{}}`), "github")
+	f.Add("application/json", []byte("{\"text\":\"\xff\"}"), "slack")
+	f.Add("application/json", []byte(`{"text":`), "github")
+	f.Fuzz(func(t *testing.T, contentType string, body []byte, variant string) {
+		if variant != "" && variant != "slack" && variant != "github" {
+			return // the router answers 404 to any other
+		}
+		ct, stored, apiErr := decode(contentType, body, variant)
+		ct2, stored2, apiErr2 := decode(contentType, body, variant)
+		if ct != ct2 || !bytes.Equal(stored, stored2) || errJSON(t, apiErr) != errJSON(t, apiErr2) {
+			t.Fatalf("decoded differently twice: %q %q %v, then %q %q %v", ct, stored, apiErr, ct2, stored2, apiErr2)
+		}
+		if apiErr != nil {
+			if apiErr.status != 400 || apiErr.Code == 0 || apiErr.Message == "" {
+				t.Fatalf("refused with %+v: want a 400 with Discord's code and message", apiErr)
+			}
+			return
+		}
+		if variant != "" {
+			if ct != "application/json" || !utf8.Valid(stored) || !json.Valid(stored) {
+				t.Fatalf("%s body stored as %q %q: want JSON", variant, ct, stored)
+			}
+			return
+		}
+		raw, files, mErr := message(ct, stored)
+		if mErr != nil {
+			t.Fatalf("accepted %q %q, which does not read back: %v", ct, stored, mErr)
+		}
+		if raw == nil {
+			raw = []byte("{}")
+		}
+		if why := breaksLimits(raw, files); why != "" {
+			t.Fatalf("accepted %q (%d files): %s", raw, files, why)
+		}
+	})
+}
+
+func errJSON(t *testing.T, e *apiError) string {
+	if e == nil {
+		return ""
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatalf("%v does not encode: %v", e, err)
+	}
+	return string(b)
+}
+
+// breaksLimits reads a message body the way Discord does, as plain JSON
+// with case-sensitive keys, and says which of Discord's limits it breaks.
+func breaksLimits(raw []byte, files int) string {
+	if !utf8.Valid(raw) {
+		return "not UTF-8"
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "not a JSON object: " + err.Error()
+	}
+	length := func(v any) int { s, _ := v.(string); return utf8.RuneCountInString(s) }
+	obj := func(v any) map[string]any { o, _ := v.(map[string]any); return o }
+	content, _ := m["content"].(string)
+	if length(content) > maxContent {
+		return "content over 2000 characters"
+	}
+	if u, ok := m["username"]; ok && u != nil && (length(u) < 1 || length(u) > maxUsername) {
+		return "username not 1 to 80 characters"
+	}
+	embeds, _ := m["embeds"].([]any)
+	if len(embeds) > maxEmbeds {
+		return "over 10 embeds"
+	}
+	total := 0
+	for _, e := range embeds {
+		e := obj(e)
+		total += length(e["title"]) + length(e["description"]) + length(obj(e["footer"])["text"]) + length(obj(e["author"])["name"])
+		fields, _ := e["fields"].([]any)
+		for _, f := range fields {
+			total += length(obj(f)["name"]) + length(obj(f)["value"])
+		}
+	}
+	if total > maxEmbedTotal {
+		return "embeds over 6000 characters"
+	}
+	if files > maxFiles {
+		return "over 10 files"
+	}
+	components, _ := m["components"].([]any)
+	stickers, _ := m["sticker_ids"].([]any)
+	if content == "" && len(embeds) == 0 && len(components) == 0 && m["poll"] == nil && len(stickers) == 0 && files == 0 {
+		return "empty"
+	}
+	return ""
+}
