@@ -50,7 +50,9 @@ type AckRate struct {
 
 // AckResult is what `herald bench ack --json` prints.
 type AckResult struct {
-	Rates []AckRate `json:"rates"`
+	// Seconds is how long each rate ran.
+	Seconds float64   `json:"seconds"`
+	Rates   []AckRate `json:"rates"`
 }
 
 // RunAck clicks a role-menu button rps times a second for d at each rate,
@@ -61,7 +63,7 @@ type AckResult struct {
 // naive handler that makes the role change through discordgo before
 // answering. dbURL is a migrated database herald may fill.
 func RunAck(ctx context.Context, dbURL string, rates []int, d time.Duration) (AckResult, error) {
-	var res AckResult
+	res := AckResult{Seconds: d.Seconds()}
 	for _, rps := range rates {
 		r := AckRate{RPS: rps}
 		for _, h := range []struct {
