@@ -226,22 +226,15 @@ func waitReady(adminAddr string) error {
 
 // ackRun clicks at rps for d and reads the simulator's ack latencies.
 func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, error) {
-	w, err := newWorld(1, nil)
+	const members = 200
+	w, g, err := guildWorld(1, sim.Fixture{Name: "ack", Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}},
+		Roles:   []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}},
+		BotRole: &sim.FixtureRole{Name: "herald", Permissions: "268438528", Position: 2}, // Manage Roles, View, Send, Read History
+	}, members)
 	if err != nil {
 		return Latency{}, err
 	}
 	defer w.close()
-	const members = 200
-	f := sim.Fixture{Name: "ack", Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}},
-		Roles: []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}}}
-	for i := range members {
-		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
-	}
-	f.BotRole = &sim.FixtureRole{Name: "herald", Permissions: "268438528", Position: 2} // Manage Roles, View, Send, Read History
-	g, err := w.sim.LoadFixture(f)
-	if err != nil {
-		return Latency{}, err
-	}
 	var msg struct{ ID string }
 	if err := w.call("POST", "/channels/"+g.Channels[0].ID+"/messages", map[string]string{"content": "Pick a role"}, &msg); err != nil {
 		return Latency{}, err
