@@ -82,7 +82,8 @@ type JobsOptions struct {
 //     the group writer, then released to the dispatcher, which inserts it
 //     into River), pools shaped as app.New shapes them, and a worker
 //     registered through work.Register on work.NewClient, so it runs
-//     inside herald's lane, outcome and ordering middleware;
+//     inside herald's lane, outcome and ordering middleware, with the
+//     client also polling herald's other lanes and its housekeeping job;
 //   - bare: river.Client.Insert of the same args into the same queue on
 //     one pool with as many connections as herald's two, and the same
 //     worker added with river.AddWorker.
@@ -288,8 +289,11 @@ func (side *JobsSide) work(ctx context.Context, rig jobsRig, rec *recorder, o Jo
 func jobsConfig(dbURL string, workers int) (config.Config, error) {
 	env := map[string]string{"DISCORD_TOKEN": benchToken, "DISCORD_APP_ID": "1", "DATABASE_URL": dbURL}
 	cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return cfg, err
+	}
 	cfg.Lanes.Interactive = workers
-	return cfg, err
+	return cfg, nil
 }
 
 // heraldRig is herald's job layer, wired as app.New wires it.
@@ -298,7 +302,7 @@ type heraldRig struct {
 	client     *work.Client
 	writer     *work.GroupWriter
 	dispatch   *work.Dispatcher
-	max        int
+	budget     int
 	stopLoops  context.CancelFunc
 	loops      sync.WaitGroup
 	started    bool
@@ -315,7 +319,7 @@ func newHeraldRig(ctx context.Context, dbURL string, workers int, rec *recorder)
 	}
 	r := &heraldRig{}
 	jp, fp := app.Pools(cfg)
-	r.max = int(jp.Max + fp.Max)
+	r.budget = int(jp.Max + fp.Max)
 	if r.jobs, err = store.Open(ctx, dbURL, jp); err != nil {
 		return nil, err
 	}
@@ -378,7 +382,7 @@ func (r *heraldRig) close() {
 	r.jobs.Close()
 }
 
-func (r *heraldRig) conns() int { return r.max }
+func (r *heraldRig) conns() int { return r.budget }
 
 // riverJobs waits until River's table holds n jobs.
 func riverJobs(ctx context.Context, db *pgxpool.Pool, n int) error {
@@ -396,7 +400,7 @@ func riverJobs(ctx context.Context, db *pgxpool.Pool, n int) error {
 type bareRig struct {
 	pool    *pgxpool.Pool
 	client  *river.Client[pgx.Tx]
-	max     int
+	budget  int
 	started bool
 }
 
@@ -407,8 +411,8 @@ func newBareRig(ctx context.Context, dbURL string, workers int, rec *recorder) (
 	}
 	// As many connections as herald's two pools together.
 	jp, fp := app.Pools(cfg)
-	r := &bareRig{max: int(jp.Max + fp.Max)}
-	if r.pool, err = store.Open(ctx, dbURL, store.Pool{Name: "bench-bare-river", Max: int32(r.max)}); err != nil {
+	r := &bareRig{budget: int(jp.Max + fp.Max)}
+	if r.pool, err = store.Open(ctx, dbURL, store.Pool{Name: "bench-bare-river", Max: int32(r.budget)}); err != nil {
 		return nil, err
 	}
 	ws := river.NewWorkers()
@@ -443,4 +447,4 @@ func (r *bareRig) close() {
 	r.pool.Close()
 }
 
-func (r *bareRig) conns() int { return r.max }
+func (r *bareRig) conns() int { return r.budget }
