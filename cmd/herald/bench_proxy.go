@@ -1,8 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -10,63 +11,34 @@ import (
 	"github.com/herald-bot/herald/internal/bench"
 )
 
-func benchProxy(ctx context.Context, args []string, e env) int {
-	fs := newFlagSet("bench proxy", "Measures the webhook proxy in three phases, each on its own simulator with herald serving HERALD_PROXY_ADDR: callers post to many webhooks at once for --warmup, then for --accept-for (durable 204s per second and their latency); callers post until --queued deliveries are pending while Discord's own limits hold deliveries back, then this process's resident memory is read (herald, the simulator and the callers together); senders post --notifications to one webhook on a time-scaled simulator, and every one is checked delivered exactly once, in order, against the least time the webhook's limits (5 per 2 s, 30 a minute per channel) allow. Uses a database named after DATABASE_URL's with a _bench suffix.")
-	acceptFor := fs.Duration("accept-for", 10*time.Second, "how long the acceptance phase posts")
-	warmup := fs.Duration("warmup", 2*time.Second, "how long the acceptance phase posts before it counts")
-	clients := fs.Int("clients", 64, "concurrent callers of the acceptance and memory phases")
-	webhooks := fs.Int("webhooks", 64, "webhooks they post to, 4 per channel")
-	queued := fs.Int("queued", 100_000, "pending deliveries the memory phase reaches before reading RSS")
-	notifications := fs.Int("notifications", 600, "notifications of the delivery phase, to one webhook")
-	senders := fs.Int("senders", 8, "concurrent senders of the delivery phase, each numbering its own")
-	scale := fs.Float64("scale", 0.02, "time scale of the delivery phase's simulator (0.02: 30 a minute is 25 a second)")
-	asJSON := fs.Bool("json", false, "print the result as one JSON object")
-	if ok, code := parseFlags(fs, args, e); !ok {
-		return code
-	}
-	switch {
-	case *acceptFor < time.Second || *acceptFor > 10*time.Minute:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --accept-for must be from 1s to 10m, got %s\n", *acceptFor)
-		return exitUsage
-	case *warmup < 0 || *warmup > time.Minute:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --warmup must be from 0 to 1m, got %s\n", *warmup)
-		return exitUsage
-	case *clients < 1 || *clients > 1024:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --clients must be from 1 to 1024, got %d\n", *clients)
-		return exitUsage
-	case *webhooks < 1 || *webhooks > 1000:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --webhooks must be from 1 to 1000, got %d\n", *webhooks)
-		return exitUsage
-	case *queued < 1 || *queued > 1_000_000:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --queued must be from 1 to 1000000, got %d\n", *queued)
-		return exitUsage
-	case *notifications < 1 || *notifications > 100_000:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --notifications must be from 1 to 100000, got %d\n", *notifications)
-		return exitUsage
-	case *senders < 1 || *senders > 256:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --senders must be from 1 to 256, got %d\n", *senders)
-		return exitUsage
-	case *scale < 0.005 || *scale > 1:
-		fmt.Fprintf(e.stderr, "herald bench proxy: --scale must be from 0.005 to 1, got %g\n", *scale)
-		return exitUsage
-	}
-	dbURL, ok := benchDatabase(ctx, e)
-	if !ok {
-		return exitFail
-	}
-	res, err := bench.RunProxy(ctx, dbURL, bench.ProxyAcceptFor(*acceptFor), bench.ProxyWarmup(*warmup),
-		bench.ProxyClients(*clients), bench.ProxyWebhooks(*webhooks),
-		bench.ProxyQueued(*queued), bench.ProxyNotifications(*notifications, *senders), bench.ProxyTimeScale(*scale))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "herald bench proxy: %v\n", err)
-		return exitFail
-	}
-	if *asJSON {
-		json.NewEncoder(e.stdout).Encode(res)
-		return exitOK
-	}
-	printProxy(e.stdout, res)
-	return exitOK
+func proxySuite() suite {
+	return newSuite("proxy", "webhook proxy: durable accepts per second and p99, RSS with 100,000 queued, delivery rate against the webhook limit, loss and duplicates",
+		"Measures the webhook proxy in three phases, each on its own simulator with herald serving HERALD_PROXY_ADDR: callers post to many webhooks at once for --warmup, then for --accept-for (durable 204s per second and their latency); callers post until --queued deliveries are pending while Discord's own limits hold deliveries back, then this process's resident memory is read (herald, the simulator and the callers together); senders post --notifications to one webhook on a time-scaled simulator, and every one is checked delivered exactly once, in order, against the least time the webhook's limits (5 per 2 s, 30 a minute per channel) allow. Uses a database named after DATABASE_URL's with a _bench suffix.",
+		func(fs *flag.FlagSet) func(context.Context, env) (bench.ProxyResult, error) {
+			acceptFor := fs.Duration("accept-for", 10*time.Second, "how long the acceptance phase posts")
+			warmup := fs.Duration("warmup", 2*time.Second, "how long the acceptance phase posts before it counts")
+			clients := fs.Int("clients", 64, "concurrent callers of the acceptance and memory phases")
+			webhooks := fs.Int("webhooks", 64, "webhooks they post to, 4 per channel")
+			queued := fs.Int("queued", 100_000, "pending deliveries the memory phase reaches before reading RSS")
+			notifications := fs.Int("notifications", 600, "notifications of the delivery phase, to one webhook")
+			senders := fs.Int("senders", 8, "concurrent senders of the delivery phase, each numbering its own")
+			scale := fs.Float64("scale", 0.02, "time scale of the delivery phase's simulator (0.02: 30 a minute is 25 a second)")
+			return func(ctx context.Context, e env) (bench.ProxyResult, error) {
+				if err := cmp.Or(within("accept-for", *acceptFor, time.Second, 10*time.Minute), within("warmup", *warmup, 0, time.Minute),
+					within("clients", *clients, 1, 1024), within("webhooks", *webhooks, 1, 1000), within("queued", *queued, 1, 1_000_000),
+					within("notifications", *notifications, 1, 100_000), within("senders", *senders, 1, 256),
+					within("scale", *scale, 0.005, 1)); err != nil {
+					return bench.ProxyResult{}, err
+				}
+				dbURL, err := benchDatabase(ctx, e)
+				if err != nil {
+					return bench.ProxyResult{}, err
+				}
+				return bench.RunProxy(ctx, dbURL, bench.ProxyAcceptFor(*acceptFor), bench.ProxyWarmup(*warmup),
+					bench.ProxyClients(*clients), bench.ProxyWebhooks(*webhooks),
+					bench.ProxyQueued(*queued), bench.ProxyNotifications(*notifications, *senders), bench.ProxyTimeScale(*scale))
+			}
+		}, printProxy)
 }
 
 func printProxy(w io.Writer, r bench.ProxyResult) {

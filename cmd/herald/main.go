@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/herald-bot/herald/internal/app"
@@ -52,7 +53,7 @@ func commands() []command {
 		{"register-commands", "bulk-overwrite herald's slash commands (globally, or --guild ID)", cmdRegisterCommands},
 		{"sim", "run the Discord simulator on its own", cmdSim},
 		{"demo", "run the simulator with a default guild and herald against it", cmdDemo},
-		{"bench", "benchmarks against the simulator: bench transport, bench ack", cmdBench},
+		{"bench", "benchmarks, side by side with what herald replaces: " + strings.Join(suiteNames(), ", "), cmdBench},
 		{"version", "print the version", cmdVersion},
 	}
 }

@@ -75,9 +75,16 @@ const (
 	fastPathWarmConns = 2
 )
 
-// groupWriters is how many statements the fast path's group writer keeps
+// Pools shapes herald's two connection pools for cfg: one for River, the
+// job workers and the admin server, and the fast path's own.
+func Pools(cfg config.Config) (jobs, fastPath store.Pool) {
+	return store.Pool{Name: "herald-jobs", Max: int32(cfg.Lanes.Total() + jobsConnsReserve)},
+		store.Pool{Name: FastPathPool, Max: int32(cfg.FastPathConns), Min: fastPathWarmConns}
+}
+
+// GroupWriters is how many statements the fast path's group writer keeps
 // in flight: each writes every interaction waiting when it starts.
-const groupWriters = 2
+const GroupWriters = 2
 
 // FastPathPool is the application_name of the fast path's connections.
 const FastPathPool = "herald-fastpath"
@@ -132,10 +139,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 			return nil, err
 		}
 	}
-	if a.pool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), store.Pool{Name: "herald-jobs", Max: int32(cfg.Lanes.Total() + jobsConnsReserve)}); err != nil {
+	jobsPool, fastPool := Pools(cfg)
+	if a.pool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), jobsPool); err != nil {
 		return nil, err
 	}
-	if a.fastPool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), store.Pool{Name: FastPathPool, Max: int32(cfg.FastPathConns), Min: fastPathWarmConns}); err != nil {
+	if a.fastPool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), fastPool); err != nil {
 		return nil, err
 	}
 	if a.migrator, err = store.NewMigrator(a.pool, log); err != nil {
@@ -251,7 +259,7 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { a.dispatch.Run(dctx); close(dispatched) }()
 	wctx, cancelWriters := context.WithCancel(context.WithoutCancel(ctx))
 	written := make(chan struct{})
-	go func() { a.writer.Run(wctx, groupWriters); close(written) }()
+	go func() { a.writer.Run(wctx, GroupWriters); close(written) }()
 	// Features' services stop before the work they feed: what a service
 	// accepted is committed before River stops.
 	sctx, cancelServices := context.WithCancel(context.WithoutCancel(ctx))

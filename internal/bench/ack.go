@@ -50,7 +50,9 @@ type AckRate struct {
 
 // AckResult is what `herald bench ack --json` prints.
 type AckResult struct {
-	Rates []AckRate `json:"rates"`
+	// Seconds is how long each rate ran.
+	Seconds float64   `json:"seconds"`
+	Rates   []AckRate `json:"rates"`
 }
 
 // RunAck clicks a role-menu button rps times a second for d at each rate,
@@ -61,7 +63,7 @@ type AckResult struct {
 // naive handler that makes the role change through discordgo before
 // answering. dbURL is a migrated database herald may fill.
 func RunAck(ctx context.Context, dbURL string, rates []int, d time.Duration) (AckResult, error) {
-	var res AckResult
+	res := AckResult{Seconds: d.Seconds()}
 	for _, rps := range rates {
 		r := AckRate{RPS: rps}
 		for _, h := range []struct {
@@ -224,22 +226,15 @@ func waitReady(adminAddr string) error {
 
 // ackRun clicks at rps for d and reads the simulator's ack latencies.
 func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, error) {
-	w, err := newWorld(1, nil)
+	const members = 200
+	w, g, err := guildWorld(1, sim.Fixture{Name: "ack", Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}},
+		Roles:   []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}},
+		BotRole: &sim.FixtureRole{Name: "herald", Permissions: "268438528", Position: 2}, // Manage Roles, View, Send, Read History
+	}, members)
 	if err != nil {
 		return Latency{}, err
 	}
 	defer w.close()
-	const members = 200
-	f := sim.Fixture{Name: "ack", Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}},
-		Roles: []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}}}
-	for i := range members {
-		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
-	}
-	f.BotRole = &sim.FixtureRole{Name: "herald", Permissions: "268438528", Position: 2} // Manage Roles, View, Send, Read History
-	g, err := w.sim.LoadFixture(f)
-	if err != nil {
-		return Latency{}, err
-	}
 	var msg struct{ ID string }
 	if err := w.call("POST", "/channels/"+g.Channels[0].ID+"/messages", map[string]string{"content": "Pick a role"}, &msg); err != nil {
 		return Latency{}, err

@@ -76,21 +76,9 @@ const (
 // default limits. dbURL is a migrated database herald may fill.
 func RunRoleMenu(ctx context.Context, dbURL string, scale float64, members, configChanges, rate int) (RoleMenuResult, error) {
 	res := RoleMenuResult{TimeScale: scale, Members: members, ConfigChanges: configChanges, ClickRate: rate}
-	w, err := newWorld(scale, nil)
-	if err != nil {
-		return res, err
-	}
-	defer w.close()
-	f := sim.Fixture{Name: "rolemenu", Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}, {Name: "admin", Type: 0}},
-		Roles: []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}, {Name: "events", Permissions: "0", Position: 2}}}
-	for i := range members {
-		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
-	}
-	g, err := w.sim.LoadFixture(f)
-	if err != nil {
-		return res, err
-	}
-	stop, err := startHerald(ctx, w, dbURL)
+	w, g, stop, err := heraldGuild(ctx, dbURL, scale, sim.Fixture{Name: "rolemenu",
+		Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}, {Name: "admin", Type: 0}},
+		Roles:    []sim.FixtureRole{{Name: "news", Permissions: "0", Position: 1}, {Name: "events", Permissions: "0", Position: 2}}}, members)
 	if err != nil {
 		return res, err
 	}

@@ -81,22 +81,10 @@ const (
 // herald may fill.
 func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate, transcript int) (TicketsResult, error) {
 	res := TicketsResult{TimeScale: scale, Members: members, ClickRate: rate, MinimumPerOpen: 7, MinimumPerClose: 8}
-	w, err := newWorld(scale, nil)
-	if err != nil {
-		return res, err
-	}
-	defer w.close()
-	f := sim.Fixture{Name: "tickets", Channels: []sim.FixtureChannel{{Name: "help", Type: 0}, {Name: "admin", Type: 0}, {Name: "log", Type: 0}},
-		Roles:   []sim.FixtureRole{{Name: "helpers", Permissions: "0", Position: 1}},
-		Members: []sim.FixtureMember{{Username: "staff", Roles: []string{"helpers"}}}}
-	for i := range members {
-		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
-	}
-	g, err := w.sim.LoadFixture(f)
-	if err != nil {
-		return res, err
-	}
-	stop, err := startHerald(ctx, w, dbURL)
+	w, g, stop, err := heraldGuild(ctx, dbURL, scale, sim.Fixture{Name: "tickets",
+		Channels: []sim.FixtureChannel{{Name: "help", Type: 0}, {Name: "admin", Type: 0}, {Name: "log", Type: 0}},
+		Roles:    []sim.FixtureRole{{Name: "helpers", Permissions: "0", Position: 1}},
+		Members:  []sim.FixtureMember{{Username: "staff", Roles: []string{"helpers"}}}}, members)
 	if err != nil {
 		return res, err
 	}

@@ -250,3 +250,9 @@ func (b Burst) runOne(name string, scale float64) (ClientResult, error) {
 	}
 	return r, nil
 }
+
+// TransportResult is what `herald bench transport --json` prints: each
+// burst run, in order.
+type TransportResult struct {
+	Bursts []BurstResult `json:"bursts"`
+}

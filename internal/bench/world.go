@@ -4,6 +4,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -126,3 +127,35 @@ func minimum(requests, n int, window time.Duration) time.Duration {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// guildWorld is a new simulator at scale with Discord's default limits
+// holding the guild f plus members more members, named m0, m1, ….
+func guildWorld(scale float64, f sim.Fixture, members int) (*world, sim.FixtureResult, error) {
+	w, err := newWorld(scale, nil)
+	if err != nil {
+		return nil, sim.FixtureResult{}, err
+	}
+	for i := range members {
+		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(i)})
+	}
+	g, err := w.sim.LoadFixture(f)
+	if err != nil {
+		w.close()
+		return nil, sim.FixtureResult{}, err
+	}
+	return w, g, nil
+}
+
+// heraldGuild is guildWorld with herald started on it and an emptied
+// dbURL, as `herald run` builds it; stop stops herald, then the simulator.
+func heraldGuild(ctx context.Context, dbURL string, scale float64, f sim.Fixture, members int) (w *world, g sim.FixtureResult, stop func(), err error) {
+	if w, g, err = guildWorld(scale, f, members); err != nil {
+		return nil, g, nil, err
+	}
+	stopHerald, err := startHerald(ctx, w, dbURL)
+	if err != nil {
+		w.close()
+		return nil, g, nil, err
+	}
+	return w, g, func() { stopHerald(); w.close() }, nil
+}

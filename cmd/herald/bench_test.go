@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func names(ss []suite) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// Named suites run in the order named; none named, all in the table's
+// order; the flags after the names are left for the suite.
+func TestPickSuites(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args      []string
+		want      []string
+		wantRest  []string
+		wantError string
+	}{
+		{nil, suiteNames(), nil, ""},
+		{[]string{"--json"}, suiteNames(), []string{"--json"}, ""},
+		{[]string{"jobs", "ack", "--json"}, []string{"jobs", "ack"}, []string{"--json"}, ""},
+		{[]string{"transport", "--burst", "mixed"}, []string{"transport"}, []string{"--burst", "mixed"}, ""},
+		{[]string{"ack", "acks"}, nil, nil, `unknown benchmark "acks"`},
+		{[]string{"jobs", "jobs"}, nil, nil, "jobs is named twice"},
+	}
+	for _, tc := range tests {
+		chosen, rest, err := pickSuites(suites(), tc.args)
+		if tc.wantError != "" {
+			if err == nil || err.Error() != tc.wantError || chosen != nil {
+				t.Errorf("pickSuites(%q) = %v, %v; want error %q", tc.args, names(chosen), err, tc.wantError)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(names(chosen), tc.want) || !slices.Equal(rest, tc.wantRest) {
+			t.Errorf("pickSuites(%q) = %v, %q, %v; want %v, %q", tc.args, names(chosen), rest, err, tc.want, tc.wantRest)
+		}
+	}
+	if want := []string{"transport", "ack", "rolemenu", "tickets", "proxy", "jobs"}; !slices.Equal(suiteNames(), want) {
+		t.Errorf("suites = %v, want %v", suiteNames(), want)
+	}
+}
+
+// fakeResult is what the fake suites measure.
+type fakeResult struct {
+	Size int `json:"size"`
+}
+
+// fakeSuite measures its --size flag, or fails with err.
+func fakeSuite(name string, err error) suite {
+	return newSuite(name, name+" in one line", name+" at length",
+		func(fs *flag.FlagSet) func(context.Context, env) (fakeResult, error) {
+			size := fs.Int("size", 3, "how big")
+			return func(context.Context, env) (fakeResult, error) {
+				if *size < 1 {
+					return fakeResult{}, usageError(fmt.Sprintf("--size must be positive, got %d", *size))
+				}
+				return fakeResult{Size: *size}, err
+			}
+		}, func(w io.Writer, r fakeResult) { fmt.Fprintf(w, "%s measured %d\n", name, r.Size) })
+}
+
+func benchEnv() (env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errOut bytes.Buffer
+	return env{stdout: &out, stderr: &errOut, lookup: func(string) (string, bool) { return "", false }}, &out, &errOut
+}
+
+// One suite takes its own flags; a value it refuses is a usage error.
+func TestBenchOne(t *testing.T) {
+	t.Parallel()
+	e, out, _ := benchEnv()
+	if code := benchOne(t.Context(), fakeSuite("fake", nil), []string{"--size", "7", "--json"}, e); code != exitOK || out.String() != "{\"size\":7}\n" {
+		t.Errorf("--json = %d, %q", code, out)
+	}
+	e, out, _ = benchEnv()
+	if code := benchOne(t.Context(), fakeSuite("fake", nil), nil, e); code != exitOK || out.String() != "fake measured 3\n" {
+		t.Errorf("defaults = %d, %q", code, out)
+	}
+	e, out, errOut := benchEnv()
+	if code := benchOne(t.Context(), fakeSuite("fake", nil), []string{"--size", "0"}, e); code != exitUsage ||
+		errOut.String() != "herald bench fake: --size must be positive, got 0\n" || out.Len() != 0 {
+		t.Errorf("bad size = %d, %q, %q", code, out, errOut)
+	}
+	e, _, errOut = benchEnv()
+	if code := benchOne(t.Context(), fakeSuite("fake", errors.New("no database")), nil, e); code != exitFail ||
+		!strings.Contains(errOut.String(), "herald bench fake: no database") {
+		t.Errorf("failing suite = %d, %q", code, errOut)
+	}
+}
+
+// Several suites run on their defaults, one after another, into one JSON
+// object keyed by suite with each one's wall time; one that fails is
+// reported and the others still run, and the command fails.
+func TestBenchMany(t *testing.T) {
+	t.Parallel()
+	chosen := []suite{fakeSuite("first", nil), fakeSuite("broken", errors.New("simulator gone")), fakeSuite("last", nil)}
+	e, out, _ := benchEnv()
+	if code := benchMany(t.Context(), chosen, true, e); code != exitFail {
+		t.Errorf("exit code = %d, want %d", code, exitFail)
+	}
+	var got map[string]struct {
+		WallSeconds *float64    `json:"wall_seconds"`
+		Result      *fakeResult `json:"result"`
+		Error       string      `json:"error"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || strings.Count(out.String(), "\n") != 1 {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, out)
+	}
+	if len(got) != 3 {
+		t.Errorf("suites in the output: %s", out)
+	}
+	for _, name := range []string{"first", "last"} {
+		r := got[name]
+		if r.WallSeconds == nil || *r.WallSeconds < 0 || r.Result == nil || r.Result.Size != 3 || r.Error != "" {
+			t.Errorf("%s = %+v, want its default result and a wall time", name, r)
+		}
+	}
+	if b := got["broken"]; b.Error != "simulator gone" || b.Result != nil || b.WallSeconds == nil {
+		t.Errorf("broken = %+v, want its error and wall time", b)
+	}
+
+	e, out, _ = benchEnv()
+	if code := benchMany(t.Context(), chosen[:1], false, e); code != exitOK ||
+		!strings.HasPrefix(out.String(), "== first: first in one line\nfirst measured 3\n(first took ") {
+		t.Errorf("human output = %d\n%s", code, out)
+	}
+}
