@@ -12,7 +12,6 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
-	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
 func freeAddr(t *testing.T) string {
@@ -62,30 +61,6 @@ func TestSimStandalone(t *testing.T) {
 	}
 	if code, body := get("/_sim/guilds/"+guild.ID, ""); code != 200 || !strings.Contains(body, "alice") {
 		t.Errorf("control API = %d %s", code, body)
-	}
-	cancel()
-	if c := <-code; c != 0 {
-		t.Fatalf("exit %d\n%s", c, logs.String())
-	}
-}
-
-// `herald demo` starts the simulator and herald against it on the embedded
-// defaults; herald connects to the gateway and sees the default guild.
-func TestDemo(t *testing.T) {
-	t.Parallel()
-	db := pgtest.URL(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	var logs logbuf.Buffer
-	code := make(chan int, 1)
-	go func() {
-		code <- run(ctx, []string{"demo"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
-			v, ok := map[string]string{"DATABASE_URL": db, "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
-			return v, ok
-		}})
-	}()
-	waitLog(t, &logs, "guild available")
-	if !strings.Contains(logs.String(), "Herald Test Guild") || strings.Contains(logs.String(), demoToken) {
-		t.Errorf("logs:\n%s", logs.String())
 	}
 	cancel()
 	if c := <-code; c != 0 {

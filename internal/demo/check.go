@@ -36,8 +36,8 @@ type checked struct {
 	// deduplicated counts panel clicks herald answered that did not open
 	// another ticket for a member who has one.
 	deduplicated int
-	closed    int // closes with their thread archived and transcript kept
-	delivered int // notifications in their channel
+	closed       int // closes with their thread archived and transcript kept
+	delivered    int // notifications in their channel
 	// certainToggles counts the role changes acknowledged clicks asked
 	// for; roleChanges the ones Discord made.
 	certainToggles, roleChanges int
@@ -199,6 +199,7 @@ func (d *Demo) checkTickets(c *checked, p *played) {
 			byID[th.ID] = th
 		}
 	}
+	closed := map[string]bool{}
 	for _, cl := range p.closes {
 		st, _ := d.sim.Interaction(cl.id)
 		reply, _ := st.Original["content"].(string)
@@ -214,7 +215,8 @@ func (d *Demo) checkTickets(c *checked, p *played) {
 		case !st.Acked:
 			c.uncertain++
 		}
-		if uploads == 1 && th.Archived {
+		if uploads == 1 && th.Archived && !closed[th.ID] {
+			closed[th.ID] = true
 			c.closed++
 		}
 	}

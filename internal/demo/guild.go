@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -84,21 +86,31 @@ func (d *Demo) loadGuild() error {
 // one webhook per monitoring service.
 func (d *Demo) setUp(ctx context.Context) error {
 	str, role, ch := discordgo.ApplicationCommandOptionString, discordgo.ApplicationCommandOptionRole, discordgo.ApplicationCommandOptionChannel
+	// Each menu's commands follow one another, as they need the one
+	// before; the menus are set up side by side, as several admins would.
+	errs := make([]error, len(d.g.menus))
+	var wg sync.WaitGroup
 	for i := range d.g.menus {
-		m := &d.g.menus[i]
-		steps := []map[string]any{sub("create", opt(str, "name", m.name))}
-		for _, r := range m.roles {
-			steps = append(steps, sub("option", sub("add", opt(str, "menu", m.name), opt(role, "role", r))))
-		}
-		steps = append(steps, sub("publish", opt(str, "menu", m.name), opt(ch, "channel", d.g.roles)))
-		for _, s := range steps {
-			if err := d.command(ctx, "rolemenu", s); err != nil {
-				return err
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := &d.g.menus[i]
+			steps := []map[string]any{sub("create", opt(str, "name", m.name))}
+			for _, r := range m.roles {
+				steps = append(steps, sub("option", sub("add", opt(str, "menu", m.name), opt(role, "role", r))))
 			}
-		}
-		if err := until(ctx, 30*time.Second, "menu "+m.name+" published", func() bool { return d.findMenu(m) }); err != nil {
-			return err
-		}
+			steps = append(steps, sub("publish", opt(str, "menu", m.name), opt(ch, "channel", d.g.roles)))
+			for _, s := range steps {
+				if errs[i] = d.command(ctx, "rolemenu", s); errs[i] != nil {
+					return
+				}
+			}
+			errs[i] = until(ctx, 30*time.Second, "menu "+m.name+" published", func() bool { return d.findMenu(m) })
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	for _, s := range []map[string]any{
 		sub("setup", opt(role, "support-role", d.g.helpers), opt(ch, "log-channel", d.g.ticketLog)),

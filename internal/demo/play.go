@@ -192,43 +192,56 @@ func (d *Demo) open(ctx context.Context, p *played) error {
 // closeAfter is how long a ticket stays open before staff close it.
 const closeAfter = 3 * time.Second
 
-// close has staff run /ticket close in the first Closes tickets, each
-// once its thread exists and closeAfter has passed; a ticket whose thread
-// never appears is not closed (its open counts as lost).
+// close has staff run /ticket close in Closes tickets, in the order they
+// were opened, each once closeAfter has passed. A close herald refuses
+// (the ticket is still being opened) is tried again 2 s later, as staff
+// would; one never answered is not. Tickets still not open 15 s after the
+// span are not waited for.
 func (d *Demo) close(ctx context.Context, p *played) error {
-	todo := map[string]bool{}
-	for _, m := range d.g.members[:d.sc.Closes] {
-		todo[m] = true
+	type attempt struct {
+		id string
+		at time.Time
 	}
-	deadline := d.start.Add(d.sc.Span + d.sc.Drain/2)
-	for len(todo) > 0 && time.Now().Before(deadline) {
+	done := map[string]bool{}
+	pending := map[string]attempt{}
+	deadline := d.start.Add(d.sc.Span + 15*time.Second)
+	for len(done) < d.sc.Closes && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(250 * time.Millisecond):
 		}
+		for member, a := range pending {
+			st, _ := d.sim.Interaction(a.id)
+			reply, _ := st.Original["content"].(string)
+			switch {
+			case strings.HasPrefix(reply, "Closing ticket"), !st.Acked && time.Since(a.at) > 3*time.Second:
+				done[member] = true
+				delete(pending, member)
+			case st.Acked && time.Since(a.at) > 2*time.Second:
+				delete(pending, member) // refused: try again
+			}
+		}
+		threads := d.threads()
 		p.mu.Lock()
-		opened := map[string]time.Time{}
+		var due []sent
 		for _, o := range p.opens {
-			if _, ok := opened[o.member]; !ok {
-				opened[o.member] = o.at
+			_, waiting := pending[o.member]
+			if th := threads[o.member]; len(th) > 0 && !done[o.member] && !waiting && time.Since(o.at) >= closeAfter &&
+				len(done)+len(pending)+len(due) < d.sc.Closes && !slices.ContainsFunc(due, func(s sent) bool { return s.member == o.member }) {
+				due = append(due, sent{member: o.member, thread: th[0].ID})
 			}
 		}
 		p.mu.Unlock()
-		threads := d.threads()
-		for member := range todo {
-			at, ok := opened[member]
-			th := threads[member]
-			if !ok || len(th) == 0 || time.Since(at) < closeAfter {
-				continue
-			}
-			in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: th[0].ID, UserID: d.g.staff, Kind: "command",
+		for _, c := range due {
+			in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: c.thread, UserID: d.g.staff, Kind: "command",
 				Name: "ticket", Options: []any{sub("close")}})
 			if err != nil {
 				return err
 			}
-			p.add(&p.closes, sent{id: in.ID, member: member, thread: th[0].ID, at: time.Now()})
-			delete(todo, member)
+			c.id, c.at = in.ID, time.Now()
+			pending[c.member] = attempt{id: c.id, at: c.at}
+			p.add(&p.closes, c)
 		}
 	}
 	return nil

@@ -201,8 +201,12 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 	for _, in := range p.opens {
 		weigh(catTickets, naivePer[catTickets+" open"], in.at)
 	}
+	closing := map[string]bool{} // a close tried again closes one ticket
 	for _, in := range p.closes {
-		weigh(catTickets, naivePer[catTickets+" close"], in.at)
+		if !closing[in.thread] {
+			closing[in.thread] = true
+			weigh(catTickets, naivePer[catTickets+" close"], in.at)
+		}
 	}
 	for s, states := range p.notes {
 		for i, st := range states {
@@ -212,7 +216,7 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 			}
 		}
 	}
-	work := map[string]int{catAnswers: len(all), catRoles: len(p.clicks), catMenus: len(p.edits), catTickets: len(p.opens) + len(p.closes), catNotes: notes}
+	work := map[string]int{catAnswers: len(all), catRoles: len(p.clicks), catMenus: len(p.edits), catTickets: len(p.opens) + len(closing), catNotes: notes}
 	for _, cat := range []string{catAnswers, catRoles, catMenus, catTickets, catNotes} {
 		n := int(math.Round(naive[cat]))
 		s.NaiveAPICalls += n

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -256,4 +257,31 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
+}
+
+// Guide is what someone driving the kept simulator and herald by hand
+// needs: the addresses, and one of each interaction the scenario made.
+type Guide struct {
+	SimURL, AdminURL, ProxyURL, GuildID string
+	// Click is a member clicking a role menu's first button; Open a
+	// member clicking the ticket panel; both for POST /_sim/interactions.
+	Click, Open sim.InteractionRequest
+	// Webhook is a service's webhook URL through the proxy.
+	Webhook     string
+	DatabaseURL string
+}
+
+// Guide describes the running demo.
+func (d *Demo) Guide() Guide {
+	m := d.g.menus[0]
+	last := d.g.members[len(d.g.members)-1]
+	s := d.g.services[0]
+	return Guide{SimURL: d.SimURL, AdminURL: "http://" + d.HTTPAddr, ProxyURL: "http://" + d.ProxyAddr, GuildID: d.g.ID,
+		Click: sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.roles, UserID: last, Kind: "component",
+			CustomID: m.buttons[0], MessageID: m.messageID},
+		Open: sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.help, UserID: last, Kind: "component",
+			CustomID: d.g.panel.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button).CustomID, MessageID: d.g.panel.ID},
+		Webhook:     "http://" + d.ProxyAddr + "/api/webhooks/" + s.hookID + "/" + s.hookToken,
+		DatabaseURL: d.DBURL,
+	}
 }
