@@ -1,19 +1,14 @@
 package demo_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/demo"
+	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 )
 
@@ -23,32 +18,9 @@ const childEnv = "HERALD_DEMO_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(runHerald())
+		os.Exit(heraldtest.RunChild())
 	}
 	os.Exit(m.Run())
-}
-
-// runHerald is what `herald run` does: configuration from the
-// environment, app.New, Run until a signal.
-func runHerald() int {
-	cfg, err := app.LoadConfig(os.LookupEnv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	a, err := app.New(ctx, cfg, log)
-	if err != nil {
-		log.Error("herald cannot start", "err", err)
-		return 1
-	}
-	if err := a.Run(ctx); err != nil {
-		log.Error("herald stopped with an error", "err", err)
-		return 1
-	}
-	return 0
 }
 
 // small is the story scaled down: every lane and every fault, the

@@ -7,11 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -326,21 +326,24 @@ func (d *Demo) notify(ctx context.Context, p *played) error {
 func noteContent(service string, i int) string { return fmt.Sprintf("%s alert #%04d", service, i) }
 
 // post sends one notification and says what became of it: accepted,
-// unconfirmed, or unsent (to be sent again). Any other answer is an error.
+// unconfirmed (it went out, but no answer came back), or unsent (to be
+// sent again). Any other answer is an error.
 func post(ctx context.Context, hc *http.Client, url, body string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	var wrote atomic.Bool
+	trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return unsent, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	res, err := hc.Do(req)
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return unsent, nil // herald is down: nothing went out
 	case ctx.Err() != nil:
 		return unsent, nil
-	case err != nil:
+	case err != nil && wrote.Load():
 		return unconfirmed, nil
+	case err != nil:
+		return unsent, nil // herald is down: nothing went out
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
