@@ -34,8 +34,11 @@ type menu struct {
 	roles     [3]string // role ids, in option order
 	messageID string
 	buttons   [3]string // custom ids, in option order
-	// finalLabel is the first option's label after the admin's last edit.
+	// finalLabel is the first option's label after the admin's last edit
+	// herald took; unsure are later edits whose fate the admin could not
+	// know (no answer), any of which the menu may show instead.
 	finalLabel string
+	unsure     []string
 }
 
 // service is a monitoring service: its channel and webhook.
@@ -191,14 +194,34 @@ func buttons(msg *discordgo.Message) (labels, ids []string) {
 }
 
 // command runs a slash command as the guild's owner in #admin and waits
-// for its reply.
+// for its reply. A command whose answer missed Discord's (scaled)
+// deadline — herald still cold, the machine busy — is sent again, as an
+// admin would after "The application did not respond".
 func (d *Demo) command(ctx context.Context, name string, options ...any) error {
-	in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.admin, UserID: d.g.owner,
-		Kind: "command", Name: name, Options: options})
-	if err != nil {
-		return err
+	var last error
+	for range 3 {
+		in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.admin, UserID: d.g.owner,
+			Kind: "command", Name: name, Options: options})
+		if err != nil {
+			return err
+		}
+		answered := until(ctx, d.answerWait(), "an answer", func() bool {
+			st, _ := d.sim.Interaction(in.ID)
+			return st.Acked
+		})
+		if answered != nil {
+			last = answered
+			continue
+		}
+		return until(ctx, 30*time.Second, fmt.Sprintf("the reply to /%s %v", name, options), func() bool { return d.replied(in.ID) })
 	}
-	return until(ctx, 30*time.Second, fmt.Sprintf("the reply to /%s %v", name, options), func() bool { return d.replied(in.ID) })
+	return fmt.Errorf("/%s %v: %w", name, options, last)
+}
+
+// answerWait is how long an interaction's answer is waited for: Discord's
+// 3 seconds on the simulator's clock, and a second to spare.
+func (d *Demo) answerWait() time.Duration {
+	return time.Second + time.Duration(3*float64(time.Second)*d.sc.TimeScale)
 }
 
 // replied reports whether an interaction's original response has content.

@@ -116,19 +116,32 @@ func (d *Demo) edit(ctx context.Context, p *played) error {
 		for i := range d.g.menus {
 			m := &d.g.menus[i]
 			label := fmt.Sprintf("%s · rev %d", d.roleName(m.roles[0]), rev)
-			in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.admin, UserID: d.g.owner, Kind: "command",
-				Name: "rolemenu", Options: []any{sub("option", sub("edit", opt(str, "menu", m.name), opt(role, "role", m.roles[0]), opt(str, "label", label)))}})
-			if err != nil {
-				return err
+			// An admin types the next edit once this one is answered, and
+			// sends it again when Discord said herald did not respond or
+			// herald said it was too busy to take it.
+			for range 3 {
+				in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.admin, UserID: d.g.owner, Kind: "command",
+					Name: "rolemenu", Options: []any{sub("option", sub("edit", opt(str, "menu", m.name), opt(role, "role", m.roles[0]), opt(str, "label", label)))}})
+				if err != nil {
+					return err
+				}
+				p.add(&p.edits, sent{id: in.ID, member: d.g.owner, menu: i, at: time.Now()})
+				until(ctx, d.answerWait(), "an edit's answer", func() bool { st, _ := d.sim.Interaction(in.ID); return st.Acked })
+				if st, _ := d.sim.Interaction(in.ID); st.Acked && !busy(st) {
+					m.finalLabel, m.unsure = label, nil
+					break
+				}
+				m.unsure = append(m.unsure, label) // saved, or not
 			}
-			m.finalLabel = label
-			p.add(&p.edits, sent{id: in.ID, member: d.g.owner, menu: i, at: time.Now()})
-			// An admin types the next edit once this one is answered, or
-			// gives up waiting after a few seconds.
-			until(ctx, 5*time.Second, "an edit's answer", func() bool { st, _ := d.sim.Interaction(in.ID); return st.Acked })
 		}
 	}
 	return nil
+}
+
+// busy reports whether herald answered that it could not take the work.
+func busy(st sim.InteractionStatus) bool {
+	reply, _ := st.Original["content"].(string)
+	return strings.Contains(reply, "very busy")
 }
 
 // click has every member click ClicksPerMember buttons 150 ms apart, the
