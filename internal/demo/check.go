@@ -21,7 +21,6 @@ const (
 	kindNotes   = "notifications"
 )
 
-var kinds = []string{kindEdits, kindClicks, kindTickets, kindCloses, kindNotes}
 
 // checked is the simulator's final state held against what the scenario
 // asked for. Nothing here comes from herald's own counters.

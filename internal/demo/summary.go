@@ -44,22 +44,22 @@ type Summary struct {
 	Deduplicated int `json:"deduplicated"`
 	// Lost counts acknowledged work missing from the simulator's final
 	// state; Duplicates work done twice. Both must be 0.
-	Lost                int            `json:"lost"`
-	Duplicates          int            `json:"duplicates"`
-	LostByKind          map[string]int `json:"lost_by_kind,omitempty"`
-	DuplicatesByKind    map[string]int `json:"duplicates_by_kind,omitempty"`
-	Problems            []string       `json:"problems,omitempty"`
-	Uncertain           int            `json:"uncertain"`
-	TicketsOpened       int            `json:"tickets_opened"`
-	TicketsClosed       int            `json:"tickets_closed"`
-	NotificationsSent   int            `json:"notifications_accepted"`
-	NotificationsShown  int            `json:"notifications_delivered"`
-	HeraldDownSeconds   float64        `json:"herald_down_seconds"`
-	TimeScale           float64        `json:"time_scale"`
-	ScenarioSeconds     float64        `json:"scenario_seconds"`
-	Drained             bool           `json:"drained"`
-	DrainSeconds        float64        `json:"drain_seconds"`
-	RequestsByRouteTop5 []RouteCount   `json:"requests_by_route_top5"`
+	Lost                   int            `json:"lost"`
+	Duplicates             int            `json:"duplicates"`
+	LostByKind             map[string]int `json:"lost_by_kind,omitempty"`
+	DuplicatesByKind       map[string]int `json:"duplicates_by_kind,omitempty"`
+	Problems               []string       `json:"problems,omitempty"`
+	Uncertain              int            `json:"uncertain"`
+	TicketsOpened          int            `json:"tickets_opened"`
+	TicketsClosed          int            `json:"tickets_closed"`
+	NotificationsAccepted  int            `json:"notifications_accepted"`
+	NotificationsDelivered int            `json:"notifications_delivered"`
+	HeraldDownSeconds      float64        `json:"herald_down_seconds"`
+	TimeScale              float64        `json:"time_scale"`
+	ScenarioSeconds        float64        `json:"scenario_seconds"`
+	Drained                bool           `json:"drained"`
+	DrainSeconds           float64        `json:"drain_seconds"`
+	RequestsByRouteTop5    []RouteCount   `json:"requests_by_route_top5"`
 }
 
 // Category is one kind of work's API calls, herald's against a naive
@@ -231,7 +231,7 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 	}
 	s.Coalesced = max(len(p.edits)-menuEdits, 0) + max(c.certainToggles-c.roleChanges, 0)
 	s.Deduplicated = c.deduplicated
-	s.NotificationsSent, s.NotificationsShown = notes, c.delivered
+	s.NotificationsAccepted, s.NotificationsDelivered = notes, c.delivered
 	s.TicketsOpened, s.TicketsClosed = c.opened, c.closed
 	s.Lost, s.Duplicates = c.total(c.lost), c.total(c.duplicates)
 	if s.Lost > 0 {
