@@ -170,7 +170,7 @@ func (d *Demo) click(ctx context.Context, p *played) error {
 		if !d.at(ctx, pl.at) {
 			return nil
 		}
-		m := d.g.menus[pl.menu]
+		m := &d.g.menus[pl.menu] // not a copy: the edit lane writes its labels
 		member := d.g.members[pl.member]
 		in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.roles, UserID: member,
 			Kind: "component", CustomID: m.buttons[pl.option], MessageID: m.messageID})
