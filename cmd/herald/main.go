@@ -52,7 +52,7 @@ func commands() []command {
 		{"migrate", "create the database if needed and apply River's and herald's migrations", cmdMigrate},
 		{"register-commands", "bulk-overwrite herald's slash commands (globally, or --guild ID)", cmdRegisterCommands},
 		{"sim", "run the Discord simulator on its own", cmdSim},
-		{"demo", "run the simulator with a default guild and herald against it", cmdDemo},
+		{"demo", "play a busy server with faults against the simulator and check nothing was lost or duplicated", cmdDemo},
 		{"bench", "benchmarks, side by side with what herald replaces: " + strings.Join(suiteNames(), ", "), cmdBench},
 		{"version", "print the version", cmdVersion},
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/logging"
 )
 
-// simFlags are the simulator settings shared by `herald sim` and `herald demo`.
+// simFlags are `herald sim`'s settings.
 type simFlags struct {
 	addr      string
 	fixture   string

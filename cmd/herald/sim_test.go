@@ -12,7 +12,6 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
-	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
 func freeAddr(t *testing.T) string {
@@ -69,30 +68,6 @@ func TestSimStandalone(t *testing.T) {
 	}
 }
 
-// `herald demo` starts the simulator and herald against it on the embedded
-// defaults; herald connects to the gateway and sees the default guild.
-func TestDemo(t *testing.T) {
-	t.Parallel()
-	db := pgtest.URL(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	var logs logbuf.Buffer
-	code := make(chan int, 1)
-	go func() {
-		code <- run(ctx, []string{"demo"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
-			v, ok := map[string]string{"DATABASE_URL": db, "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
-			return v, ok
-		}})
-	}()
-	waitLog(t, &logs, "guild available")
-	if !strings.Contains(logs.String(), "Herald Test Guild") || strings.Contains(logs.String(), demoToken) {
-		t.Errorf("logs:\n%s", logs.String())
-	}
-	cancel()
-	if c := <-code; c != 0 {
-		t.Fatalf("exit %d\n%s", c, logs.String())
-	}
-}
-
 // register-commands bulk-overwrites the guild's commands with herald's
 // localized definitions.
 func TestRegisterCommands(t *testing.T) {
@@ -111,7 +86,7 @@ func TestRegisterCommands(t *testing.T) {
 	s.Do("GET", "/applications/"+s.BotUserID()+"/guilds/"+g.ID+"/commands", nil).JSON(t, &cmds)
 	// Staff-only commands default to their permission; /ticket is for
 	// every member in a ticket.
-	want := map[string]string{"herald": "32", "rolemenu": "268435456", "tickets": "32", "ticket": ""}
+	want := map[string]string{"herald": "32", "rolemenu": "268435456", "tickets": "32", "ticket": "", "roles": "268435456"}
 	if len(cmds) != len(want) {
 		t.Fatalf("registered %d commands, want %d: %+v", len(cmds), len(want), cmds)
 	}

@@ -1,16 +1,13 @@
 package faults_test
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"syscall"
 	"testing"
@@ -18,9 +15,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
@@ -33,32 +30,9 @@ const childEnv = "HERALD_FAULT_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(runHerald())
+		os.Exit(heraldtest.RunChild(effects()))
 	}
 	pgtest.Main(m)
-}
-
-// runHerald is what `herald run` does — configuration from the
-// environment, app.New, Run until a signal — with the effects feature.
-func runHerald() int {
-	cfg, err := app.LoadConfig(os.LookupEnv, effects())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	a, err := app.New(ctx, cfg, log, effects())
-	if err != nil {
-		log.Error("herald cannot start", "err", err)
-		return 1
-	}
-	if err := a.Run(ctx); err != nil {
-		log.Error("herald stopped with an error", "err", err)
-		return 1
-	}
-	return 0
 }
 
 // kills is how many times the test kills herald: seed 001's promise must

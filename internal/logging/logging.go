@@ -22,11 +22,12 @@ func New(w io.Writer, format string, level slog.Leveler) *slog.Logger {
 	return slog.New(tint.NewTextHandler(w, &tint.Options{
 		Level:      level,
 		TimeFormat: time.TimeOnly,
-		NoColor:    !isTerminal(w),
+		NoColor:    !IsTerminal(w),
 	}))
 }
 
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

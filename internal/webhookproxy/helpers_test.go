@@ -21,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(runHerald())
+		os.Exit(heraldtest.RunChild())
 	}
 	pgtest.Main(m)
 }

@@ -1,16 +1,13 @@
 package webhookproxy_test
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,7 +17,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
@@ -31,29 +27,6 @@ import (
 // childEnv makes the test binary run as `herald run`, for the parent
 // test to kill.
 const childEnv = "HERALD_PROXY_CHILD"
-
-// runHerald is what `herald run` does: configuration from the
-// environment, app.New, Run until a signal.
-func runHerald() int {
-	cfg, err := app.LoadConfig(os.LookupEnv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	a, err := app.New(ctx, cfg, log)
-	if err != nil {
-		log.Error("herald cannot start", "err", err)
-		return 1
-	}
-	if err := a.Run(ctx); err != nil {
-		log.Error("herald stopped with an error", "err", err)
-		return 1
-	}
-	return 0
-}
 
 // kill -9 of a real herald process at random points of a burst through
 // the proxy, and a restart after each: every request answered 204 is

@@ -1,8 +1,9 @@
 // Package pgtest gives every test its own PostgreSQL database.
 //
-// The server is found once per test process: DATABASE_URL if set, else
-// postgres://postgres@127.0.0.1:5432, else a throwaway cluster started from
-// initdb and pg_ctl on PATH or under /usr/lib/postgresql/*/bin. Databases are
+// The server is found once per test process by pgserver's rules:
+// DATABASE_URL if set, else postgres://postgres@127.0.0.1:5432, else a
+// throwaway cluster started from initdb and pg_ctl on PATH or under
+// /usr/lib/postgresql/*/bin. Databases are
 // named after the process, a counter and random bits, so parallel tests and
 // parallel test binaries never share one.
 //
@@ -28,11 +29,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/pgserver"
 )
 
 // proc is the one server resolution and template registry this test process
 // shares; its fields are guarded by its own mutex.
-var proc = newProcess(systemResolver())
+var proc = newProcess(pgserver.System())
 
 // cleanupTimeout bounds drops and shutdown, which run after a test's context
 // is already cancelled.

@@ -145,25 +145,6 @@ func TestTemplateSetupErrorIsReturnedToEveryCaller(t *testing.T) {
 	}
 }
 
-func TestWithDatabase(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"postgres://u:p@h:5/old?sslmode=disable", "postgres://u:p@h:5/new?sslmode=disable"},
-		{"postgresql://h/old?dbname=old", "postgresql://h/new"},
-		{"postgres://h", "postgres://h/new"},
-		{"host=h dbname=old", "host=h dbname=old dbname=new"},
-	}
-	for _, tt := range tests {
-		got, err := withDatabase(tt.in, "new")
-		if err != nil || got != tt.want {
-			t.Errorf("withDatabase(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
-		}
-	}
-	if _, err := withDatabase("postgres://u:sekret@h:bad port/x", "new"); err == nil || strings.Contains(err.Error(), "sekret") {
-		t.Errorf("unparsable URL: error %v, want one without the password", err)
-	}
-}
-
 func connect(t *testing.T, url string) *pgx.Conn {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), url)

@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/pgserver"
 )
 
 // process holds what the tests of one binary share: the resolved server, an
 // admin pool on it, the throwaway cluster if one was started, and templates.
 type process struct {
-	resolver resolver
+	resolver pgserver.Resolver
 	seq      atomic.Uint64
 
 	mu        sync.Mutex
@@ -27,7 +27,7 @@ type process struct {
 	err       error
 	url       string
 	admin     *pgxpool.Pool
-	cluster   *Cluster
+	cluster   *pgserver.Cluster
 	templates map[string]*template
 }
 
@@ -38,7 +38,7 @@ type template struct {
 	err  error
 }
 
-func newProcess(r resolver) *process {
+func newProcess(r pgserver.Resolver) *process {
 	return &process{resolver: r, templates: make(map[string]*template)}
 }
 
@@ -54,7 +54,7 @@ func (p *process) server(ctx context.Context) (*pgxpool.Pool, error) {
 		return p.admin, p.err
 	}
 	p.resolved = true
-	p.url, p.cluster, p.err = p.resolver.resolve(ctx)
+	p.url, p.cluster, p.err = p.resolver.Resolve(ctx)
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -88,7 +88,7 @@ func (p *process) createDatabase(ctx context.Context, tpl *Template) (name, dbUR
 		}
 	}
 	name = fmt.Sprintf("pgtest_%d_%d_%08x", os.Getpid(), p.seq.Add(1), rand.Uint32())
-	if dbURL, err = withDatabase(p.url, name); err != nil {
+	if dbURL, err = pgserver.WithDatabase(p.url, name); err != nil {
 		return "", "", err
 	}
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident(name)+" TEMPLATE "+ident(source)); err != nil {
@@ -171,28 +171,9 @@ func (p *process) shutdown(ctx context.Context) error {
 		p.admin.Close()
 	}
 	if p.cluster != nil {
-		errs = append(errs, p.cluster.destroy(ctx))
+		errs = append(errs, p.cluster.Destroy(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-// withDatabase returns serverURL pointing at database name instead. Both URL
-// and keyword/value connection strings are accepted, as pgx accepts both.
-func withDatabase(serverURL, name string) (string, error) {
-	if !strings.HasPrefix(serverURL, "postgres://") && !strings.HasPrefix(serverURL, "postgresql://") {
-		// In keyword/value strings the last setting wins.
-		return serverURL + " dbname=" + name, nil
-	}
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		// url.Error would quote the URL, password and all.
-		return "", errors.New("pgtest: server URL does not parse")
-	}
-	u.Path, u.RawPath = "/"+name, ""
-	q := u.Query()
-	q.Del("dbname")
-	u.RawQuery = q.Encode()
-	return u.String(), nil
 }
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }

@@ -1,26 +1,29 @@
-package pgtest
+package pgserver_test
 
 import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/herald-bot/herald/internal/pgserver"
 )
 
 // TestClusterStopAndStart runs a real throwaway cluster; under root it must
 // run as an unprivileged user, which initdb and postgres insist on.
 func TestClusterStopAndStart(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
+	c := startCluster(t)
 
 	if err := ping(t.Context(), c.URL()); err != nil {
 		t.Fatalf("new cluster does not answer: %v", err)
 	}
-	fi, err := os.Stat(c.dataDir())
+	fi, err := os.Stat(c.DataDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +36,7 @@ func TestClusterStopAndStart(t *testing.T) {
 	}
 	defer open.Close(context.Background())
 
-	c.Stop(t)
+	must(t, c.Stop(t.Context()))
 	if err := open.Ping(t.Context()); err == nil {
 		t.Fatal("connection opened before Stop still works")
 	}
@@ -41,50 +44,9 @@ func TestClusterStopAndStart(t *testing.T) {
 		t.Fatal("stopped cluster still accepts connections")
 	}
 
-	c.Start(t)
+	must(t, c.Start(t.Context()))
 	if err := ping(t.Context(), c.URL()); err != nil {
 		t.Fatalf("restarted cluster does not answer: %v", err)
-	}
-
-	// The same cluster then serves a process that found no other server,
-	// which must clone templates from it and remove it on shutdown.
-	p := newProcess(resolver{
-		getenv:       env(map[string]string{"PATH": fakeBinDir(t)}),
-		defaultURL:   unreachableURL(t),
-		probeTimeout: 5 * time.Second,
-		startCluster: func(context.Context, string) (*Cluster, error) { return c, nil },
-	})
-	p.inMain = true
-	tpl := &Template{Name: "seeded", Setup: func(ctx context.Context, url string) error {
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			return err
-		}
-		// Left open on purpose: cloning must not depend on Setup's manners.
-		_, err = conn.Exec(ctx, "CREATE TABLE seeded (id int)")
-		return err
-	}}
-	name, url, err := p.createDatabase(t.Context(), tpl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM seeded").Scan(&n); err != nil {
-		t.Fatalf("clone of the template on the throwaway cluster: %v", err)
-	}
-	conn.Close(t.Context())
-	if err := p.dropDatabase(t.Context(), name); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.shutdown(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
-		t.Fatalf("cluster directory after shutdown: %v, want it removed", err)
 	}
 }
 
@@ -93,7 +55,7 @@ func TestClusterStopAndStart(t *testing.T) {
 // same URL serves again as soon as Start returns.
 func TestClusterCrash(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
+	c := startCluster(t)
 	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, c.URL())
 	if err != nil {
@@ -111,7 +73,7 @@ func TestClusterCrash(t *testing.T) {
 		}
 	}
 
-	c.Crash(t)
+	must(t, c.Crash(t.Context()))
 	if err := conn.Ping(ctx); err == nil {
 		t.Fatal("connection opened before Crash still works")
 	}
@@ -119,7 +81,7 @@ func TestClusterCrash(t *testing.T) {
 		t.Fatal("crashed cluster still accepts connections")
 	}
 
-	c.Start(t)
+	must(t, c.Start(t.Context()))
 	// No retry: Start returns only once the server accepts connections.
 	after, err := pgx.Connect(ctx, c.URL())
 	if err != nil {
@@ -134,12 +96,36 @@ func TestClusterCrash(t *testing.T) {
 	if len(bodies) != 1 || bodies[0] != "committed" {
 		t.Fatalf("notes after the crash = %q, want only the committed one", bodies)
 	}
-	log, err := os.ReadFile(c.logFile())
+	log, err := os.ReadFile(filepath.Join(filepath.Dir(c.DataDir()), "postgres.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(log, []byte("automatic recovery in progress")) {
-		t.Fatalf("server log shows no crash recovery, so Crash shut down cleanly:\n%s", c.logTail())
+		t.Fatalf("server log shows no crash recovery, so Crash shut down cleanly:\n%s", c.LogTail())
+	}
+}
+
+// startCluster starts a throwaway cluster and destroys it in t.Cleanup.
+func startCluster(t *testing.T) *pgserver.Cluster {
+	t.Helper()
+	c, err := pgserver.StartCluster(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Destroy(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package pgtest
+package pgserver_test
 
 import (
 	"context"
@@ -7,10 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/herald-bot/herald/internal/pgserver"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // unreachableURL points at a port that was just free, so connecting is
 // refused at once.
@@ -30,8 +34,8 @@ func env(vars map[string]string) func(string) string {
 }
 
 // noCluster fails the test if the resolver tries to start a cluster.
-func noCluster(t *testing.T) func(context.Context, string) (*Cluster, error) {
-	return func(_ context.Context, dir string) (*Cluster, error) {
+func noCluster(t *testing.T) func(context.Context, string) (*pgserver.Cluster, error) {
+	return func(_ context.Context, dir string) (*pgserver.Cluster, error) {
 		t.Errorf("resolver started a cluster from %s", dir)
 		return nil, errors.New("no cluster expected")
 	}
@@ -39,14 +43,14 @@ func noCluster(t *testing.T) func(context.Context, string) (*Cluster, error) {
 
 func TestResolveHonoursDatabaseURL(t *testing.T) {
 	t.Parallel()
-	want := URL(t)
-	r := resolver{
-		getenv:       env(map[string]string{"DATABASE_URL": want}),
-		defaultURL:   unreachableURL(t),
-		probeTimeout: 5 * time.Second,
-		startCluster: noCluster(t),
+	want := pgtest.URL(t)
+	r := pgserver.Resolver{
+		Getenv:       env(map[string]string{"DATABASE_URL": want}),
+		DefaultURL:   unreachableURL(t),
+		ProbeTimeout: 5 * time.Second,
+		StartCluster: noCluster(t),
 	}
-	got, c, err := r.resolve(t.Context())
+	got, c, err := r.Resolve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +61,13 @@ func TestResolveHonoursDatabaseURL(t *testing.T) {
 
 func TestResolveUnreachableDatabaseURLFailsWithoutPassword(t *testing.T) {
 	t.Parallel()
-	r := resolver{
-		getenv:       env(map[string]string{"DATABASE_URL": unreachableURL(t)}),
-		defaultURL:   defaultURL,
-		probeTimeout: 5 * time.Second,
-		startCluster: noCluster(t),
+	r := pgserver.Resolver{
+		Getenv:       env(map[string]string{"DATABASE_URL": unreachableURL(t)}),
+		DefaultURL:   pgserver.DefaultURL,
+		ProbeTimeout: 5 * time.Second,
+		StartCluster: noCluster(t),
 	}
-	_, _, err := r.resolve(t.Context())
+	_, _, err := r.Resolve(t.Context())
 	if err == nil {
 		t.Fatal("resolve succeeded with an unreachable DATABASE_URL, want an error rather than falling back")
 	}
@@ -74,14 +78,14 @@ func TestResolveUnreachableDatabaseURLFailsWithoutPassword(t *testing.T) {
 
 func TestResolveUsesDefaultServer(t *testing.T) {
 	t.Parallel()
-	want := URL(t)
-	r := resolver{
-		getenv:       env(nil),
-		defaultURL:   want,
-		probeTimeout: 5 * time.Second,
-		startCluster: noCluster(t),
+	want := pgtest.URL(t)
+	r := pgserver.Resolver{
+		Getenv:       env(nil),
+		DefaultURL:   want,
+		ProbeTimeout: 5 * time.Second,
+		StartCluster: noCluster(t),
 	}
-	got, c, err := r.resolve(t.Context())
+	got, c, err := r.Resolve(t.Context())
 	if err != nil || got != want || c != nil {
 		t.Fatalf("resolve = %q, %v, %v; want %q", got, c, err, want)
 	}
@@ -91,17 +95,17 @@ func TestResolveStartsClusterFromPath(t *testing.T) {
 	t.Parallel()
 	bin := fakeBinDir(t)
 	var started string
-	want := &Cluster{port: 15432}
-	r := resolver{
-		getenv:       env(map[string]string{"PATH": bin}),
-		defaultURL:   unreachableURL(t),
-		probeTimeout: 5 * time.Second,
-		startCluster: func(_ context.Context, dir string) (*Cluster, error) {
+	want := &pgserver.Cluster{} // its URL names port 0
+	r := pgserver.Resolver{
+		Getenv:       env(map[string]string{"PATH": bin}),
+		DefaultURL:   unreachableURL(t),
+		ProbeTimeout: 5 * time.Second,
+		StartCluster: func(_ context.Context, dir string) (*pgserver.Cluster, error) {
 			started = dir
 			return want, nil
 		},
 	}
-	got, c, err := r.resolve(t.Context())
+	got, c, err := r.Resolve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +116,14 @@ func TestResolveStartsClusterFromPath(t *testing.T) {
 
 func TestResolveWithoutPostgresSaysHowToInstall(t *testing.T) {
 	t.Parallel()
-	r := resolver{
-		getenv:       env(map[string]string{"PATH": ""}),
-		defaultURL:   unreachableURL(t),
-		binGlobs:     nil,
-		probeTimeout: 5 * time.Second,
-		startCluster: noCluster(t),
+	r := pgserver.Resolver{
+		Getenv:       env(map[string]string{"PATH": ""}),
+		DefaultURL:   unreachableURL(t),
+		BinGlobs:     nil,
+		ProbeTimeout: 5 * time.Second,
+		StartCluster: noCluster(t),
 	}
-	_, _, err := r.resolve(t.Context())
+	_, _, err := r.Resolve(t.Context())
 	if err == nil {
 		t.Fatal("resolve succeeded with no Postgres anywhere")
 	}
@@ -157,7 +161,7 @@ func TestFindBinDir(t *testing.T) {
 		{"incomplete installation", incomplete, nil, "", false},
 	}
 	for _, tt := range tests {
-		got, ok := findBinDir(tt.path, tt.globs)
+		got, ok := pgserver.FindBinDir(tt.path, tt.globs)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("%s: findBinDir = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
 		}
@@ -174,7 +178,7 @@ func fakeBinDirAt(t *testing.T, dir string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range binaries {
+	for _, name := range pgserver.Binaries {
 		writeExecutable(t, filepath.Join(dir, name))
 	}
 	return dir
@@ -184,39 +188,5 @@ func writeExecutable(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestServerIsResolvedOncePerProcess(t *testing.T) {
-	t.Parallel()
-	var lookups atomic.Int32
-	p := newProcess(resolver{
-		getenv: func(k string) string {
-			if k == "DATABASE_URL" {
-				lookups.Add(1)
-			}
-			return ""
-		},
-		defaultURL:   unreachableURL(t),
-		probeTimeout: 5 * time.Second,
-		startCluster: noCluster(t),
-	})
-	p.inMain = true
-	for range 3 {
-		if _, err := p.server(t.Context()); err == nil {
-			t.Fatal("server succeeded with nothing to resolve to")
-		}
-	}
-	if got := lookups.Load(); got != 1 {
-		t.Fatalf("resolved %d times, want 1", got)
-	}
-}
-
-func TestServerRequiresMain(t *testing.T) {
-	t.Parallel()
-	p := newProcess(resolver{getenv: env(nil), startCluster: noCluster(t)})
-	_, _, err := p.createDatabase(t.Context(), nil)
-	if err == nil || !strings.Contains(err.Error(), "pgtest.Main(m)") {
-		t.Fatalf("createDatabase outside Main: error %v, want one naming pgtest.Main(m)", err)
 	}
 }
