@@ -109,30 +109,15 @@ func admin(w *world, g sim.FixtureResult, name string, options ...any) (string, 
 	return in.ID, err
 }
 
-// sub nests options under a subcommand (or group) as Discord sends them.
-func sub(name string, options ...any) map[string]any {
-	typ := discordgo.ApplicationCommandOptionSubCommand
-	if len(options) > 0 {
-		if o, ok := options[0].(map[string]any); ok && o["options"] != nil {
-			typ = discordgo.ApplicationCommandOptionSubCommandGroup
-		}
-	}
-	return map[string]any{"type": int(typ), "name": name, "options": options}
-}
-
-func opt(t discordgo.ApplicationCommandOptionType, name, value string) map[string]any {
-	return map[string]any{"type": int(t), "name": name, "value": value}
-}
-
 // setUpMenu creates the menu "bench" with both roles and publishes it in
 // #roles, as an admin would, and waits for its message.
 func setUpMenu(w *world, g sim.FixtureResult) (publishedMenu, error) {
 	str, role, ch := discordgo.ApplicationCommandOptionString, discordgo.ApplicationCommandOptionRole, discordgo.ApplicationCommandOptionChannel
-	steps := [][]any{{sub("create", opt(str, "name", "bench"))}}
+	steps := [][]any{{sim.Sub("create", sim.Opt(str, "name", "bench"))}}
 	for _, r := range g.Roles {
-		steps = append(steps, []any{sub("option", sub("add", opt(str, "menu", "bench"), opt(role, "role", r.ID)))})
+		steps = append(steps, []any{sim.Sub("option", sim.Sub("add", sim.Opt(str, "menu", "bench"), sim.Opt(role, "role", r.ID)))})
 	}
-	steps = append(steps, []any{sub("publish", opt(str, "menu", "bench"), opt(ch, "channel", g.Channels[0].ID))})
+	steps = append(steps, []any{sim.Sub("publish", sim.Opt(str, "menu", "bench"), sim.Opt(ch, "channel", g.Channels[0].ID))})
 	for _, s := range steps {
 		id, err := admin(w, g, "rolemenu", s...)
 		if err != nil {
@@ -197,8 +182,8 @@ func (res *RoleMenuResult) configure(w *world, g sim.FixtureResult, m publishedM
 	since := time.Now()
 	ids := make([]string, 0, res.ConfigChanges)
 	for i := range res.ConfigChanges {
-		id, err := admin(w, g, "rolemenu", sub("option", sub("edit", opt(str, "menu", "bench"), opt(role, "role", g.Roles[0].ID),
-			opt(str, "label", fmt.Sprintf("News %d", i)))))
+		id, err := admin(w, g, "rolemenu", sim.Sub("option", sim.Sub("edit", sim.Opt(str, "menu", "bench"), sim.Opt(role, "role", g.Roles[0].ID),
+			sim.Opt(str, "label", fmt.Sprintf("News %d", i)))))
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -115,8 +114,8 @@ func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate,
 func setUpTickets(w *world, g sim.FixtureResult) (*discordgo.Message, error) {
 	role, ch := discordgo.ApplicationCommandOptionRole, discordgo.ApplicationCommandOptionChannel
 	for _, s := range []map[string]any{
-		sub("setup", opt(role, "support-role", g.Roles[0].ID), opt(ch, "log-channel", g.Channels[2].ID)),
-		sub("panel", opt(ch, "channel", g.Channels[0].ID)),
+		sim.Sub("setup", sim.Opt(role, "support-role", g.Roles[0].ID), sim.Opt(ch, "log-channel", g.Channels[2].ID)),
+		sim.Sub("panel", sim.Opt(ch, "channel", g.Channels[0].ID)),
 	} {
 		id, err := admin(w, g, "tickets", s)
 		if err != nil {
@@ -128,7 +127,7 @@ func setUpTickets(w *world, g sim.FixtureResult) (*discordgo.Message, error) {
 	}
 	var panel *discordgo.Message
 	err := until(10*time.Second, "the panel", func() bool {
-		for _, m := range messages(w, g.Channels[0].ID) {
+		for _, m := range w.sim.ChannelMessages(g.Channels[0].ID) {
 			if len(m.Components) > 0 {
 				panel = m
 			}
@@ -218,7 +217,7 @@ func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.M
 			return nil, err
 		}
 		got = append(got, ms(created.Sub(first[member])))
-		if n := countWith(messages(w, threads[member]), "opened ticket #"); n != 1 {
+		if n := countWith(w.sim.ChannelMessages(threads[member]), "opened ticket #"); n != 1 {
 			res.Duplicates += n - 1
 		}
 	}
@@ -253,7 +252,7 @@ func (res *TicketsResult) close(w *world, g sim.FixtureResult, threads map[strin
 		time.Sleep(time.Until(since.Add(time.Duration(i) * time.Second / time.Duration(res.ClickRate))))
 		i++
 		if _, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: th, UserID: g.Members[1].ID, Kind: "command",
-			Name: "ticket", Options: []any{sub("close")}}); err != nil {
+			Name: "ticket", Options: []any{sim.Sub("close")}}); err != nil {
 			return err
 		}
 	}
@@ -265,13 +264,13 @@ func (res *TicketsResult) close(w *world, g sim.FixtureResult, threads map[strin
 				res.Closed++
 			}
 		}
-		logs := messages(w, g.Channels[2].ID)
+		logs := w.sim.ChannelMessages(g.Channels[2].ID)
 		return res.Closed == len(threads) && countWith(logs, "Transcript of ticket #") >= len(threads)
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %d of %d closed", err, res.Closed, len(threads))
 	}
-	logs := messages(w, g.Channels[2].ID)
+	logs := w.sim.ChannelMessages(g.Channels[2].ID)
 	res.Duplicates += countWith(logs, "Transcript of ticket #") - len(threads)
 	var calls int
 	calls, res.CloseCallsByRoute = res.tally(w, since)
@@ -300,20 +299,6 @@ func (res *TicketsResult) tally(w *world, since time.Time) (int, map[string]int)
 		}
 	}
 	return calls, byRoute
-}
-
-// messages is a channel's messages as the simulator renders them.
-func messages(w *world, channelID string) []*discordgo.Message {
-	raw, _ := w.sim.Messages(channelID)
-	var out []*discordgo.Message
-	for _, m := range raw {
-		b, _ := json.Marshal(m)
-		var msg discordgo.Message
-		if json.Unmarshal(b, &msg) == nil {
-			out = append(out, &msg)
-		}
-	}
-	return out
 }
 
 func countWith(msgs []*discordgo.Message, text string) int {

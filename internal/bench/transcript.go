@@ -37,10 +37,10 @@ func (res *TicketsResult) transcript(w *world, g sim.FixtureResult, thread, open
 			return fmt.Errorf("posting the ticket's history: %d", r.StatusCode)
 		}
 	}
-	before := countWith(messages(w, g.Channels[2].ID), "Transcript of ticket #")
+	before := countWith(w.sim.ChannelMessages(g.Channels[2].ID), "Transcript of ticket #")
 	at := time.Now()
 	if _, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: thread, UserID: g.Members[1].ID, Kind: "command",
-		Name: "ticket", Options: []any{sub("close")}}); err != nil {
+		Name: "ticket", Options: []any{sim.Sub("close")}}); err != nil {
 		return err
 	}
 	pages := (n+1)/historyPage + 1 // the welcome too, and a last short page
@@ -48,7 +48,7 @@ func (res *TicketsResult) transcript(w *world, g sim.FixtureResult, thread, open
 	least := minimum(pages, historyLimit, window)
 	var uploaded time.Time
 	err := until(3*least+time.Minute, "the long ticket's transcript", func() bool {
-		logs := messages(w, g.Channels[2].ID)
+		logs := w.sim.ChannelMessages(g.Channels[2].ID)
 		if countWith(logs, "Transcript of ticket #") <= before {
 			return false
 		}

@@ -21,7 +21,6 @@ const (
 	kindNotes   = "notifications"
 )
 
-
 // checked is the simulator's final state held against what the scenario
 // asked for. Nothing here comes from herald's own counters.
 type checked struct {
@@ -141,7 +140,7 @@ func (d *Demo) checkClicks(c *checked, p *played, reqs []sim.RequestRecord) {
 }
 
 func (d *Demo) checkMenus(c *checked) {
-	msgs := d.messages(d.g.roles)
+	msgs := d.sim.ChannelMessages(d.g.roles)
 	for _, m := range d.g.menus {
 		var shown []*discordgo.Message
 		for _, msg := range msgs {
@@ -186,12 +185,12 @@ func (d *Demo) checkTickets(c *checked, p *played) {
 		if len(th) > 0 {
 			c.opened++
 			c.deduplicated += max(answered[member]-1, 0)
-			if n := countWith(d.messages(th[0].ID), "opened ticket #"); n > 1 {
+			if n := countWith(d.sim.ChannelMessages(th[0].ID), "opened ticket #"); n > 1 {
 				c.problem(kindTickets, false, "ticket %s has %d welcomes", th[0].Name, n)
 			}
 		}
 	}
-	logs := d.messages(d.g.ticketLog)
+	logs := d.sim.ChannelMessages(d.g.ticketLog)
 	byID := map[string]sim.SnapshotThread{}
 	for _, list := range threads {
 		for _, th := range list {
@@ -224,7 +223,7 @@ func (d *Demo) checkTickets(c *checked, p *played) {
 func (d *Demo) checkNotes(c *checked, p *played) {
 	for s, svc := range d.g.services {
 		seen := map[string]int{}
-		for _, m := range d.messages(svc.channel) {
+		for _, m := range d.sim.ChannelMessages(svc.channel) {
 			if m.WebhookID == svc.hookID {
 				seen[m.Content]++
 			}

@@ -98,11 +98,11 @@ func (d *Demo) setUp(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			m := &d.g.menus[i]
-			steps := []map[string]any{sub("create", opt(str, "name", m.name))}
+			steps := []map[string]any{sim.Sub("create", sim.Opt(str, "name", m.name))}
 			for _, r := range m.roles {
-				steps = append(steps, sub("option", sub("add", opt(str, "menu", m.name), opt(role, "role", r))))
+				steps = append(steps, sim.Sub("option", sim.Sub("add", sim.Opt(str, "menu", m.name), sim.Opt(role, "role", r))))
 			}
-			steps = append(steps, sub("publish", opt(str, "menu", m.name), opt(ch, "channel", d.g.roles)))
+			steps = append(steps, sim.Sub("publish", sim.Opt(str, "menu", m.name), sim.Opt(ch, "channel", d.g.roles)))
 			for _, s := range steps {
 				if errs[i] = d.command(ctx, "rolemenu", s); errs[i] != nil {
 					return
@@ -116,15 +116,15 @@ func (d *Demo) setUp(ctx context.Context) error {
 		return err
 	}
 	for _, s := range []map[string]any{
-		sub("setup", opt(role, "support-role", d.g.helpers), opt(ch, "log-channel", d.g.ticketLog)),
-		sub("panel", opt(ch, "channel", d.g.help)),
+		sim.Sub("setup", sim.Opt(role, "support-role", d.g.helpers), sim.Opt(ch, "log-channel", d.g.ticketLog)),
+		sim.Sub("panel", sim.Opt(ch, "channel", d.g.help)),
 	} {
 		if err := d.command(ctx, "tickets", s); err != nil {
 			return err
 		}
 	}
 	err := until(ctx, 30*time.Second, "the ticket panel", func() bool {
-		for _, m := range d.messages(d.g.help) {
+		for _, m := range d.sim.ChannelMessages(d.g.help) {
 			if len(m.Components) > 0 {
 				d.g.panel = m
 			}
@@ -149,7 +149,7 @@ func (d *Demo) setUp(ctx context.Context) error {
 // findMenu finds m's message in #roles: the one whose buttons offer m's
 // roles.
 func (d *Demo) findMenu(m *menu) bool {
-	for _, msg := range d.messages(d.g.roles) {
+	for _, msg := range d.sim.ChannelMessages(d.g.roles) {
 		labels, ids := buttons(msg)
 		if len(labels) != 3 {
 			continue
@@ -230,20 +230,6 @@ func (d *Demo) replied(id string) bool {
 	return st.Original != nil && st.Original["content"] != ""
 }
 
-// messages is a channel's messages as the simulator renders them.
-func (d *Demo) messages(channelID string) []*discordgo.Message {
-	raw, _ := d.sim.Messages(channelID)
-	out := make([]*discordgo.Message, 0, len(raw))
-	for _, m := range raw {
-		b, _ := json.Marshal(m)
-		var msg discordgo.Message
-		if json.Unmarshal(b, &msg) == nil {
-			out = append(out, &msg)
-		}
-	}
-	return out
-}
-
 // rest makes one setup request to the simulator as the bot.
 func (d *Demo) rest(method, path string, body, out any) error {
 	b, err := json.Marshal(body)
@@ -266,22 +252,6 @@ func (d *Demo) rest(method, path string, body, out any) error {
 		return fmt.Errorf("setup %s %s: %d %s", method, path, res.StatusCode, b)
 	}
 	return json.Unmarshal(b, out)
-}
-
-// sub nests options under a subcommand, or a group when they are
-// subcommands themselves, as Discord sends them.
-func sub(name string, options ...any) map[string]any {
-	typ := discordgo.ApplicationCommandOptionSubCommand
-	if len(options) > 0 {
-		if o, ok := options[0].(map[string]any); ok && o["options"] != nil {
-			typ = discordgo.ApplicationCommandOptionSubCommandGroup
-		}
-	}
-	return map[string]any{"type": int(typ), "name": name, "options": options}
-}
-
-func opt(t discordgo.ApplicationCommandOptionType, name, value string) map[string]any {
-	return map[string]any{"type": int(t), "name": name, "value": value}
 }
 
 // until polls cond every 20 ms for at most d.

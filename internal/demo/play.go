@@ -121,7 +121,7 @@ func (d *Demo) edit(ctx context.Context, p *played) error {
 			// herald said it was too busy to take it.
 			for range 3 {
 				in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: d.g.admin, UserID: d.g.owner, Kind: "command",
-					Name: "rolemenu", Options: []any{sub("option", sub("edit", opt(str, "menu", m.name), opt(role, "role", m.roles[0]), opt(str, "label", label)))}})
+					Name: "rolemenu", Options: []any{sim.Sub("option", sim.Sub("edit", sim.Opt(str, "menu", m.name), sim.Opt(role, "role", m.roles[0]), sim.Opt(str, "label", label)))}})
 				if err != nil {
 					return err
 				}
@@ -248,7 +248,7 @@ func (d *Demo) close(ctx context.Context, p *played) error {
 		p.mu.Unlock()
 		for _, c := range due {
 			in, err := d.sim.Interact(sim.InteractionRequest{GuildID: d.g.ID, ChannelID: c.thread, UserID: d.g.staff, Kind: "command",
-				Name: "ticket", Options: []any{sub("close")}})
+				Name: "ticket", Options: []any{sim.Sub("close")}})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,43 @@
+package sim
+
+import (
+	"encoding/json"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Programs that drive the simulator in-process (herald bench, herald
+// demo) build commands and read channels with these, as Discord shapes
+// them.
+
+// Sub nests options under a subcommand, or a group when they are
+// subcommands themselves, as Discord sends them.
+func Sub(name string, options ...any) map[string]any {
+	typ := discordgo.ApplicationCommandOptionSubCommand
+	if len(options) > 0 {
+		if o, ok := options[0].(map[string]any); ok && o["options"] != nil {
+			typ = discordgo.ApplicationCommandOptionSubCommandGroup
+		}
+	}
+	return map[string]any{"type": int(typ), "name": name, "options": options}
+}
+
+// Opt is one command option with its value.
+func Opt(t discordgo.ApplicationCommandOptionType, name, value string) map[string]any {
+	return map[string]any{"type": int(t), "name": name, "value": value}
+}
+
+// ChannelMessages is Messages decoded as discordgo reads them, oldest
+// first; none for a channel that does not exist.
+func (s *Server) ChannelMessages(channelID string) []*discordgo.Message {
+	raw, _ := s.Messages(channelID)
+	out := make([]*discordgo.Message, 0, len(raw))
+	for _, m := range raw {
+		b, _ := json.Marshal(m)
+		var msg discordgo.Message
+		if json.Unmarshal(b, &msg) == nil {
+			out = append(out, &msg)
+		}
+	}
+	return out
+}
