@@ -46,8 +46,8 @@ func printTickets(w io.Writer, r bench.TicketsResult) {
 	fmt.Fprintf(w, "  API calls per ticket opened: %.2f (least %.0f: two answers, thread, opener, welcome, staff notification, reply)\n",
 		r.CallsPerOpen, r.MinimumPerOpen)
 	printRoutes(w, r.OpenCallsByRoute)
-	fmt.Fprintf(w, "  API calls per ticket closed: %.2f (least %.0f: answer, closing message, history page, upload, DM channel, DM, notification edit, archive)\n",
-		r.CallsPerClose, r.MinimumPerClose)
+	fmt.Fprintf(w, "  API calls per ticket closed: %.2f (least %.0f: answer, closing message, history page, upload, DM channel, DM, notification edit, archive); %d closes run again, refused or unanswered in time\n",
+		r.CallsPerClose, r.MinimumPerClose, r.CloseRetries)
 	printRoutes(w, r.CloseCallsByRoute)
 	fmt.Fprintf(w, "  a ticket of %d messages: transcript uploaded %.0f ms after the close, %d history pages; least %.0f ms (%.3f×)\n",
 		r.TranscriptMessages, r.TranscriptMS, r.TranscriptPages, r.TranscriptMinimumMS, r.TranscriptRatio)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -12,6 +13,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/locales"
 )
 
 // TicketsResult is what `herald bench tickets --json` prints. Times are
@@ -54,7 +57,10 @@ type TicketsResult struct {
 	CallsPerClose     float64        `json:"calls_per_close"`
 	MinimumPerClose   float64        `json:"minimum_calls_per_close"`
 	CloseCallsByRoute map[string]int `json:"close_calls_by_route"`
-	RateLimited       int            `json:"rate_limited"`
+	// CloseRetries counts /ticket close commands run again because herald
+	// refused them or did not answer by Discord's deadline.
+	CloseRetries int `json:"close_retries"`
+	RateLimited  int `json:"rate_limited"`
 	// A ticket holding TranscriptMessages member messages, closed: from
 	// the close to the transcript's upload, the history pages read, and
 	// the least the history bucket (5 pages per 5 s per channel) allows.
@@ -79,11 +85,8 @@ const (
 // at scale with Discord's default limits. dbURL is a migrated database
 // herald may fill.
 func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate, transcript int) (TicketsResult, error) {
-	res := TicketsResult{TimeScale: scale, Members: members, ClickRate: rate, MinimumPerOpen: 7, MinimumPerClose: 8}
-	w, g, stop, err := heraldGuild(ctx, dbURL, scale, sim.Fixture{Name: "tickets",
-		Channels: []sim.FixtureChannel{{Name: "help", Type: 0}, {Name: "admin", Type: 0}, {Name: "log", Type: 0}},
-		Roles:    []sim.FixtureRole{{Name: "helpers", Permissions: "0", Position: 1}},
-		Members:  []sim.FixtureMember{{Username: "staff", Roles: []string{"helpers"}}}}, members)
+	res := newTicketsResult(scale, members, rate)
+	w, g, stop, err := heraldGuild(ctx, dbURL, scale, ticketsFixture(), members)
 	if err != nil {
 		return res, err
 	}
@@ -107,6 +110,20 @@ func RunTickets(ctx context.Context, dbURL string, scale float64, members, rate,
 		return res, err
 	}
 	return res, res.transcript(w, g, long, opener, transcript)
+}
+
+// newTicketsResult is a run's result before it starts.
+func newTicketsResult(scale float64, members, rate int) TicketsResult {
+	return TicketsResult{TimeScale: scale, Members: members, ClickRate: rate, MinimumPerOpen: 7, MinimumPerClose: 8}
+}
+
+// ticketsFixture is the bench's guild: a panel channel, an admin channel,
+// a log channel and one member of staff.
+func ticketsFixture() sim.Fixture {
+	return sim.Fixture{Name: "tickets",
+		Channels: []sim.FixtureChannel{{Name: "help", Type: 0}, {Name: "admin", Type: 0}, {Name: "log", Type: 0}},
+		Roles:    []sim.FixtureRole{{Name: "helpers", Permissions: "0", Position: 1}},
+		Members:  []sim.FixtureMember{{Username: "staff", Roles: []string{"helpers"}}}}
 }
 
 // setUpTickets runs /tickets setup and /tickets panel as the guild's
@@ -172,7 +189,7 @@ func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.M
 	// A click answered too late is refused by Discord (and counted as
 	// not acked); it may still have opened a ticket. The run waits for
 	// every answered click's reply and every acknowledged opener's thread.
-	answerBy := time.Duration(3*float64(time.Second)*res.TimeScale) + time.Second
+	answerBy := res.answerBy()
 	err := until(deadline, "every ticket open and every click answered", func() bool {
 		clear(threads)
 		res.Duplicates = 0
@@ -243,32 +260,41 @@ func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.M
 }
 
 // close has staff run /ticket close in every ticket at ClickRate a
-// second and waits until every thread is archived and its transcript
-// uploaded.
+// second, running again the closes herald did not take (see closes), and
+// waits until every thread is archived and its transcript uploaded.
 func (res *TicketsResult) close(w *world, g sim.FixtureResult, threads map[string]string) error {
+	c, err := res.closes(w, g)
+	if err != nil {
+		return err
+	}
 	since := time.Now()
 	i := 0
 	for _, th := range threads {
 		time.Sleep(time.Until(since.Add(time.Duration(i) * time.Second / time.Duration(res.ClickRate))))
 		i++
-		if _, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: th, UserID: g.Members[1].ID, Kind: "command",
-			Name: "ticket", Options: []any{sim.Sub("close")}}); err != nil {
+		if err := c.run(th); err != nil {
 			return err
 		}
 	}
-	err := until(time.Minute+time.Duration(float64(len(threads))*float64(time.Second)*res.TimeScale*10), "every ticket closed", func() bool {
+	var runErr error
+	err = until(time.Minute+time.Duration(float64(len(threads))*float64(time.Second)*res.TimeScale*10), "every ticket closed", func() bool {
 		res.Closed = 0
+		archived := map[string]bool{}
 		snap, _ := w.sim.Guild(g.ID)
 		for _, th := range snap.Threads {
 			if th.Archived {
 				res.Closed++
+				archived[th.ID] = true
 			}
+		}
+		if runErr = c.again(archived); runErr != nil {
+			return true
 		}
 		logs := w.sim.ChannelMessages(g.Channels[2].ID)
 		return res.Closed == len(threads) && countWith(logs, "Transcript of ticket #") >= len(threads)
 	})
-	if err != nil {
-		return fmt.Errorf("%w: %d of %d closed", err, res.Closed, len(threads))
+	if err = cmp.Or(runErr, err); err != nil {
+		return fmt.Errorf("%w: %d of %d closed, %d closes run again", err, res.Closed, len(threads), res.CloseRetries)
 	}
 	logs := w.sim.ChannelMessages(g.Channels[2].ID)
 	res.Duplicates += countWith(logs, "Transcript of ticket #") - len(threads)
@@ -276,6 +302,69 @@ func (res *TicketsResult) close(w *world, g sim.FixtureResult, threads map[strin
 	calls, res.CloseCallsByRoute = res.tally(w, since)
 	res.CallsPerClose = float64(calls) / float64(res.Closed)
 	return nil
+}
+
+// closes runs /ticket close as staff. A close herald did not take — it
+// answered that it could not (busy, failed, unconfirmed: nothing is
+// enqueued), or no answer came by Discord's deadline — is run again, as
+// staff would, and counted in the result's CloseRetries.
+type closes struct {
+	w        *world
+	g        sim.FixtureResult
+	res      *TicketsResult
+	refused  []string         // herald's answers to work it did not take
+	answerBy time.Duration    // how long a close's answer is waited for
+	pending  map[string]click // thread → its latest close, not yet taken
+	taken    map[string]time.Time
+}
+
+func (res *TicketsResult) closes(w *world, g sim.FixtureResult) (*closes, error) {
+	cat, err := i18n.New(locales.FS)
+	if err != nil {
+		return nil, err
+	}
+	loc := cat.For("", "") // the simulator's interactions carry no locale
+	return &closes{w: w, g: g, res: res, answerBy: res.answerBy(), pending: map[string]click{}, taken: map[string]time.Time{},
+		refused: []string{loc.T("interaction.busy", nil), loc.T("interaction.failed", nil), loc.T("interaction.unconfirmed", nil)}}, nil
+}
+
+// run has staff run /ticket close in thread.
+func (c *closes) run(thread string) error {
+	at := time.Now()
+	in, err := c.w.sim.Interact(sim.InteractionRequest{GuildID: c.g.ID, ChannelID: thread, UserID: c.g.Members[1].ID,
+		Kind: "command", Name: "ticket", Options: []any{sim.Sub("close")}})
+	if err == nil {
+		c.pending[thread] = click{id: in.ID, at: at}
+	}
+	return err
+}
+
+// again runs again every pending close herald refused or left unanswered
+// past answerBy. A close herald answered otherwise (closing, or no longer
+// open) is taken, and so is one whose thread is archived.
+func (c *closes) again(archived map[string]bool) error {
+	for th, cl := range c.pending {
+		st, _ := c.w.sim.Interaction(cl.id)
+		answer, _ := st.Original["content"].(string)
+		switch {
+		case archived[th] || st.Acked && answer != "" && !slices.Contains(c.refused, answer):
+			delete(c.pending, th)
+			c.taken[th] = cl.at
+		case time.Since(cl.at) >= c.answerBy:
+			c.res.CloseRetries++
+			if err := c.run(th); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// answerBy is how long after an interaction the run stops waiting for its
+// answer: Discord's (scaled) 3 seconds and a second for the answer to be
+// seen.
+func (res *TicketsResult) answerBy() time.Duration {
+	return time.Duration(3*float64(time.Second)*res.TimeScale) + time.Second
 }
 
 // click is one panel click: its interaction, who, when.

@@ -2,9 +2,12 @@ package bench
 
 import (
 	"math"
+	"net/url"
 	"testing"
+	"time"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 )
 
 // Twenty members double-click a panel at once and staff close their
@@ -40,5 +43,44 @@ func TestTicketsRun(t *testing.T) {
 	if res.CallsPerOpen < res.MinimumPerOpen || res.CallsPerClose < res.MinimumPerClose {
 		t.Errorf("%.2f calls per open (least %.0f), %.2f per close (least %.0f)", res.CallsPerOpen, res.MinimumPerOpen,
 			res.CallsPerClose, res.MinimumPerClose)
+	}
+}
+
+// Postgres stops answering while staff close the tickets: herald refuses
+// every close it cannot make durable in time ("busy", or no answer by
+// Discord's deadline) and enqueues nothing, so the run must run those
+// closes again, as staff would, for every ticket to close.
+func TestTicketsCloseRefusedRunsAgain(t *testing.T) {
+	t.Parallel()
+	db, err := url.Parse(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := tcpproxy.Start(t, db.Host)
+	db.Host = proxy.Addr()
+	res := newTicketsResult(0.25, 4, 100)
+	w, g, stop, err := heraldGuild(t.Context(), db.String(), res.TimeScale, ticketsFixture(), res.Members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	panel, err := setUpTickets(w, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads, err := res.open(w, g, panel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Longer than the fast path's 2 s to make work durable: the first
+	// close of every ticket is refused.
+	proxy.Hold()
+	time.AfterFunc(3*time.Second, proxy.Release)
+	if err := res.close(w, g, threads); err != nil {
+		t.Fatal(err)
+	}
+	if res.Closed != len(threads) || res.CloseRetries < len(threads) || res.Duplicates != 0 {
+		t.Errorf("%d of %d closed after %d closes run again, %d duplicates; want all closed, each close run again at least once, none twice",
+			res.Closed, len(threads), res.CloseRetries, res.Duplicates)
 	}
 }

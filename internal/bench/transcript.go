@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -38,16 +39,22 @@ func (res *TicketsResult) transcript(w *world, g sim.FixtureResult, thread, open
 		}
 	}
 	before := countWith(w.sim.ChannelMessages(g.Channels[2].ID), "Transcript of ticket #")
-	at := time.Now()
-	if _, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: thread, UserID: g.Members[1].ID, Kind: "command",
-		Name: "ticket", Options: []any{sim.Sub("close")}}); err != nil {
+	c, err := res.closes(w, g)
+	if err != nil {
+		return err
+	}
+	if err := c.run(thread); err != nil {
 		return err
 	}
 	pages := (n+1)/historyPage + 1 // the welcome too, and a last short page
 	window := time.Duration(float64(historyWindow) * res.TimeScale)
 	least := minimum(pages, historyLimit, window)
 	var uploaded time.Time
-	err := until(3*least+time.Minute, "the long ticket's transcript", func() bool {
+	var runErr error
+	err = until(3*least+time.Minute, "the long ticket's transcript", func() bool {
+		if runErr = c.again(nil); runErr != nil {
+			return true
+		}
 		logs := w.sim.ChannelMessages(g.Channels[2].ID)
 		if countWith(logs, "Transcript of ticket #") <= before {
 			return false
@@ -59,8 +66,13 @@ func (res *TicketsResult) transcript(w *world, g sim.FixtureResult, thread, open
 		}
 		return true
 	})
-	if err != nil {
+	if err = cmp.Or(runErr, err); err != nil {
 		return err
+	}
+	// From the close herald took: a refused one made no transcript.
+	at, ok := c.taken[thread]
+	if !ok {
+		at = c.pending[thread].at
 	}
 	res.TranscriptMessages = n
 	res.TranscriptMS = ms(uploaded.Sub(at))
