@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +32,8 @@ type suite struct {
 	// they are the defaults a run of several suites uses.
 	flags func(fs *flag.FlagSet) func(ctx context.Context, e env) (any, error)
 	print func(w io.Writer, res any)
+	// decode reads the result a run printed with --json.
+	decode func(b []byte) (any, error)
 }
 
 // newSuite keeps each suite's run and printer typed to its own result.
@@ -38,7 +43,12 @@ func newSuite[R any](name, summary, help string, flags func(fs *flag.FlagSet) fu
 			run := flags(fs)
 			return func(ctx context.Context, e env) (any, error) { return run(ctx, e) }
 		},
-		print: func(w io.Writer, res any) { print(w, res.(R)) }}
+		print: func(w io.Writer, res any) { print(w, res.(R)) },
+		decode: func(b []byte) (any, error) {
+			var r R
+			err := json.Unmarshal(b, &r)
+			return r, err
+		}}
 }
 
 // suites lists every benchmark in the order `herald bench` runs them.
@@ -73,7 +83,24 @@ func cmdBench(ctx context.Context, args []string, e env) int {
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
 	}
-	return benchMany(ctx, chosen, *asJSON, e)
+	return benchMany(ctx, chosen, *asJSON, e, inChild)
+}
+
+// inChild runs a suite on its defaults in a process of its own, so what
+// one suite measures (the proxy's RSS above all) never includes the heap,
+// goroutines and connections an earlier one left behind.
+func inChild(ctx context.Context, s suite, e env) (any, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, exe, "bench", s.name, "--json")
+	cmd.Stdout, cmd.Stderr = &out, e.stderr
+	if err := cmd.Run(); err != nil {
+		return nil, err // the child said why on stderr
+	}
+	return s.decode(out.Bytes())
 }
 
 // pickSuites takes the suite names args starts with, in order, and
@@ -137,7 +164,7 @@ type suiteRun struct {
 
 // benchMany runs suites on their defaults, one after another; a suite
 // that fails is reported and the others still run.
-func benchMany(ctx context.Context, chosen []suite, asJSON bool, e env) int {
+func benchMany(ctx context.Context, chosen []suite, asJSON bool, e env, run func(context.Context, suite, env) (any, error)) int {
 	runs := map[string]suiteRun{}
 	code := exitOK
 	for _, s := range chosen {
@@ -148,9 +175,8 @@ func benchMany(ctx context.Context, chosen []suite, asJSON bool, e env) int {
 		if !asJSON {
 			fmt.Fprintf(e.stdout, "== %s: %s\n", s.name, s.summary)
 		}
-		run := s.flags(flag.NewFlagSet(s.name, flag.ContinueOnError))
 		start := time.Now()
-		res, err := run(ctx, e)
+		res, err := run(ctx, s, e)
 		r := suiteRun{WallSeconds: time.Since(start).Seconds(), Result: res}
 		if err != nil {
 			r.Result, r.Error, code = nil, err.Error(), exitFail

@@ -61,6 +61,25 @@ type fakeResult struct {
 }
 
 // fakeSuite measures its --size flag, or fails with err.
+// inProcess runs a suite on its defaults in the test's process, where
+// benchMany's own runs each in a child herald.
+func inProcess(ctx context.Context, s suite, e env) (any, error) {
+	return s.flags(flag.NewFlagSet(s.name, flag.ContinueOnError))(ctx, e)
+}
+
+// A child's --json output reads back as the suite's own result.
+func TestSuiteDecode(t *testing.T) {
+	t.Parallel()
+	s := fakeSuite("first", nil)
+	res, err := s.decode([]byte(`{"size":7}`))
+	if err != nil || res.(fakeResult).Size != 7 {
+		t.Fatalf("decode = %+v, %v", res, err)
+	}
+	if _, err := s.decode([]byte(`not json`)); err == nil {
+		t.Error("bad output decoded without an error")
+	}
+}
+
 func fakeSuite(name string, err error) suite {
 	return newSuite(name, name+" in one line", name+" at length",
 		func(fs *flag.FlagSet) func(context.Context, env) (fakeResult, error) {
@@ -109,7 +128,7 @@ func TestBenchMany(t *testing.T) {
 	t.Parallel()
 	chosen := []suite{fakeSuite("first", nil), fakeSuite("broken", errors.New("simulator gone")), fakeSuite("last", nil)}
 	e, out, _ := benchEnv()
-	if code := benchMany(t.Context(), chosen, true, e); code != exitFail {
+	if code := benchMany(t.Context(), chosen, true, e, inProcess); code != exitFail {
 		t.Errorf("exit code = %d, want %d", code, exitFail)
 	}
 	var got map[string]struct {
@@ -134,7 +153,7 @@ func TestBenchMany(t *testing.T) {
 	}
 
 	e, out, _ = benchEnv()
-	if code := benchMany(t.Context(), chosen[:1], false, e); code != exitOK ||
+	if code := benchMany(t.Context(), chosen[:1], false, e, inProcess); code != exitOK ||
 		!strings.HasPrefix(out.String(), "== first: first in one line\nfirst measured 3\n(first took ") {
 		t.Errorf("human output = %d\n%s", code, out)
 	}
