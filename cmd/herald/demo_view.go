@@ -120,7 +120,7 @@ func printSummary(w io.Writer, s demo.Summary) {
 	row("coalesced", "%d (menu revisions and clicks merged before sending)", s.Coalesced)
 	row("deduplicated", "%d (panel clicks that did not open a second ticket)", s.Deduplicated)
 	row("tickets", "%d opened, %d closed with a transcript", s.TicketsOpened, s.TicketsClosed)
-	row("notifications", "%d accepted by the proxy, %d delivered", s.NotificationsAccepted, s.NotificationsDelivered)
+	row("notifications", "%d sent, %d accepted by the proxy, %d delivered", s.NotificationsSent, s.NotificationsAccepted, s.NotificationsDelivered)
 	row("herald down after kill -9", "%.1f s", s.HeraldDownSeconds)
 	row("uncertain", "%d (never answered, or the connection broke: done once or not at all)", s.Uncertain)
 	row("lost", "%d", s.Lost)

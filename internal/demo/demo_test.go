@@ -69,6 +69,10 @@ func TestScenario(t *testing.T) {
 	if sum.Lost != 0 || sum.Duplicates != 0 || !sum.Drained {
 		t.Errorf("lost %d, duplicates %d, drained %v: %v\nherald's log:\n%s", sum.Lost, sum.Duplicates, sum.Drained, sum.Problems, logs.String())
 	}
+	if n := sum.NotificationsAccepted; n == 0 || n > sum.NotificationsDelivered || n > sum.NotificationsSent {
+		t.Errorf("notifications: %d sent, %d accepted, %d delivered: every accepted one must be delivered",
+			sum.NotificationsSent, n, sum.NotificationsDelivered)
+	}
 	if sum.APICalls >= sum.NaiveAPICalls {
 		t.Errorf("herald made %d API calls, a naive bot %d", sum.APICalls, sum.NaiveAPICalls)
 	}

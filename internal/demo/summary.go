@@ -52,6 +52,7 @@ type Summary struct {
 	Uncertain              int            `json:"uncertain"`
 	TicketsOpened          int            `json:"tickets_opened"`
 	TicketsClosed          int            `json:"tickets_closed"`
+	NotificationsSent      int            `json:"notifications_sent"`
 	NotificationsAccepted  int            `json:"notifications_accepted"`
 	NotificationsDelivered int            `json:"notifications_delivered"`
 	HeraldDownSeconds      float64        `json:"herald_down_seconds"`
@@ -208,11 +209,15 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 			weigh(catTickets, naivePer[catTickets+" close"], in.at)
 		}
 	}
+	taken := 0 // answered 2xx by the proxy
 	for s, states := range p.notes {
 		for i, st := range states {
 			if st != unsent {
 				notes++
 				weigh(catNotes, naivePer[catNotes], p.notesAt[s][i])
+			}
+			if st == accepted {
+				taken++
 			}
 		}
 	}
@@ -231,7 +236,7 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 	}
 	s.Coalesced = max(len(p.edits)-menuEdits, 0) + max(c.certainToggles-c.roleChanges, 0)
 	s.Deduplicated = c.deduplicated
-	s.NotificationsAccepted, s.NotificationsDelivered = notes, c.delivered
+	s.NotificationsSent, s.NotificationsAccepted, s.NotificationsDelivered = notes, taken, c.delivered
 	s.TicketsOpened, s.TicketsClosed = c.opened, c.closed
 	s.Lost, s.Duplicates = c.total(c.lost), c.total(c.duplicates)
 	if s.Lost > 0 {
