@@ -144,12 +144,13 @@ func TestBulkGrantCancelledMidway(t *testing.T) {
 }
 
 // TestBulkRemoveWaitsAndFails takes Red from five members while Discord
-// allows two changes per three seconds and one member leaves: the
+// allows three changes per eight seconds (so the fourth waits long enough
+// for a loaded machine's progress edit to show it) and one member leaves: the
 // progress message shows the wait with its until-time, then the member
 // who left as failed, by name and reason.
 func TestBulkRemoveWaitsAndFails(t *testing.T) {
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture(5, "Red")))
-	if err := h.Sim.Server.SetLimits(sim.LimitChange{Route: "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}", Limit: 2, WindowMS: 3000}); err != nil {
+	if err := h.Sim.Server.SetLimits(sim.LimitChange{Route: "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}", Limit: 3, WindowMS: 8000}); err != nil {
 		t.Fatal(err)
 	}
 	h.As("admin").Command("general", "/roles/bulk/remove", heraldtest.Opts{"role": h.Role("Red"), "members-with": h.Role("Blue")}).Ack()

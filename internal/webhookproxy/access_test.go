@@ -70,6 +70,11 @@ func TestWrongTokenRefused(t *testing.T) {
 	if a := p.execute(t, "?wait=true", map[string]any{"content": "good"}); a.status != http.StatusOK {
 		t.Fatalf("%d %s", a.status, a.body)
 	}
+	// After its first delivery the proxy reads where the webhook posts;
+	// from then on nothing else calls Discord.
+	p.Eventually("the webhook's guild to be learned", func() bool {
+		return p.count(t, `SELECT count(*) FROM webhookproxy_webhooks WHERE guild_id IS NOT NULL`) == 1
+	})
 	calls := len(p.Sim.Requests())
 	a := p.send(t, http.MethodPost, "/api/webhooks/"+p.hook+"/not-the-token", "application/json", []byte(`{"content":"x"}`), nil)
 	if a.status != http.StatusUnauthorized || a.json(t)["code"] != float64(50027) {
