@@ -19,6 +19,13 @@ func TestPublishAll(t *testing.T) {
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
 	colours := setup(t, h, "colours", heraldtest.Opts{}, "Red", "Blue")
 	games := setup(t, h, "games", heraldtest.Opts{}, "News")
+	// Delete it only once herald has recorded it: a deletion it hears of
+	// before that is not matched to the menu.
+	h.Eventually("herald to record the games message", func() bool {
+		var id *string
+		err := h.DB.QueryRow(t.Context(), `SELECT message_id FROM rolemenus WHERE name = 'games'`).Scan(&id)
+		return err == nil && id != nil && *id == games.ID
+	})
 	if res := h.Sim.Do(http.MethodDelete, "/channels/"+games.ChannelID+"/messages/"+games.ID, nil); res.Status != http.StatusNoContent {
 		t.Fatalf("delete the games message: %d %s", res.Status, res.Body)
 	}

@@ -20,6 +20,11 @@ func TestPanelsRepublish(t *testing.T) {
 		t.Fatalf("panel: %q", r.Content)
 	}
 	billing := message(t, h, h.Channel("general"), "**Billing**")
+	h.Eventually("herald to record the panel's message", func() bool {
+		var id *string
+		err := h.DB.QueryRow(t.Context(), `SELECT message_id FROM ticket_panels WHERE title = 'Help desk'`).Scan(&id)
+		return err == nil && id != nil && *id == desk.ID
+	})
 	if res := h.Sim.Do(http.MethodDelete, "/channels/"+desk.ChannelID+"/messages/"+desk.ID, nil); res.Status != http.StatusNoContent {
 		t.Fatalf("delete the panel: %d %s", res.Status, res.Body)
 	}
