@@ -48,9 +48,9 @@ func (a *Actions) cancel(ctx context.Context, in *interaction.Interaction) (*dis
 		WHERE action_id = $1 AND state = 'pending'`, id); err != nil {
 		return nil, fmt.Errorf("bulk: cancel: %w", err)
 	}
-	var revision int64
-	if err := tx.QueryRow(ctx, `UPDATE bulk_actions SET revision = revision + 1 WHERE id = $1 RETURNING revision`, id).Scan(&revision); err != nil {
-		return nil, fmt.Errorf("bulk: cancel: %w", err)
+	revision, _, err := bump(ctx, tx, id)
+	if err != nil {
+		return nil, err
 	}
 	if err := in.RequestSync(ctx, progressTarget(id), revision, progressArgs{ActionID: id}, progressOpts()); err != nil {
 		return nil, err

@@ -80,16 +80,23 @@ func (a *Actions) finish(ctx context.Context, id int64, seq int, state string, r
 // requestProgress bumps the action's revision and asks for its progress
 // message to show it; requests within progressEvery fold into one edit.
 func requestProgress(ctx context.Context, tx pgx.Tx, c *work.Client, id int64) error {
-	var revision int64
-	var guildID string
-	if err := tx.QueryRow(ctx, `UPDATE bulk_actions SET revision = revision + 1 WHERE id = $1 RETURNING revision, guild_id`, id).
-		Scan(&revision, &guildID); err != nil {
-		return fmt.Errorf("bulk: progress: %w", err)
+	revision, guildID, err := bump(ctx, tx, id)
+	if err != nil {
+		return err
 	}
 	opts := progressOpts()
 	opts.ScheduledAt = time.Now().Add(progressEvery)
-	_, _, err := work.RequestSync(ctx, tx, c, progressTarget(id), revision, progressArgs{ActionID: id}, work.ForGuild(opts, guildID))
+	_, _, err = work.RequestSync(ctx, tx, c, progressTarget(id), revision, progressArgs{ActionID: id}, work.ForGuild(opts, guildID))
 	return err
+}
+
+// bump numbers a change of the action, for its progress message's sync.
+func bump(ctx context.Context, tx pgx.Tx, id int64) (revision int64, guildID string, err error) {
+	err = tx.QueryRow(ctx, `UPDATE bulk_actions SET revision = revision + 1 WHERE id = $1 RETURNING revision, guild_id`, id).Scan(&revision, &guildID)
+	if err != nil {
+		return 0, "", fmt.Errorf("bulk: progress: %w", err)
+	}
+	return revision, guildID, nil
 }
 
 // progressEvery is the least time between two edits of a progress
