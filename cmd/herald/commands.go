@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -60,15 +61,25 @@ func cmdRun(ctx context.Context, args []string, e env) int {
 	}
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
-		log.Error("herald cannot start", "err", err)
-		return exitFail
+		return failed(log, "herald cannot start", err)
 	}
 	if err := a.Run(ctx); err != nil {
-		log.Error("herald stopped with an error", "err", err)
-		return exitFail
+		return failed(log, "herald stopped with an error", err)
 	}
 	log.Info("herald stopped")
 	return exitOK
+}
+
+// failed logs why herald stopped and picks the exit status: ExitFatal for
+// what a restart cannot mend, so service managers stop restarting.
+func failed(log *slog.Logger, msg string, err error) int {
+	var fatal *app.FatalError
+	if errors.As(err, &fatal) {
+		log.Error(msg+"; restarting will not help", "reason", fatal.Err, "fix", fatal.Fix, "exit_status", app.ExitFatal)
+		return app.ExitFatal
+	}
+	log.Error(msg, "err", err)
+	return exitFail
 }
 
 func cmdMigrate(ctx context.Context, args []string, e env) int {

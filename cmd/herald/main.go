@@ -33,7 +33,8 @@ type env struct {
 	lookup         config.Lookup
 }
 
-// Exit codes: 0 success, 1 the command failed, 2 it was called wrongly.
+// Exit codes: 0 success, 1 the command failed, 2 it was called wrongly,
+// app.ExitFatal (78) herald cannot run until its configuration changes.
 const (
 	exitOK    = 0
 	exitFail  = 1

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
@@ -140,7 +142,7 @@ func TestRunStopsOnSignal(t *testing.T) {
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
-			v, ok := map[string]string{"DISCORD_TOKEN": "run-secret-token", "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": db,
+			v, ok := map[string]string{"DISCORD_TOKEN": "run-secret-token", "DATABASE_URL": db,
 				"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_AUTO_MIGRATE": "true", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
 			return v, ok
 		}})
@@ -152,5 +154,29 @@ func TestRunStopsOnSignal(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "run-secret-token") || !strings.Contains(logs.String(), "discord_token=[redacted]") {
 		t.Errorf("logs must show the token redacted:\n%s", logs.String())
+	}
+}
+
+// A token Discord rejects stops `herald run` once, before any gateway
+// identify, with exit status 78 (EX_CONFIG) and the fix in the log; the
+// shipped systemd unit does not restart on 78 (RestartPreventExitStatus).
+func TestRunRejectedTokenExitsFatal(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-current-token"}))
+	var logs logbuf.Buffer
+	c := run(t.Context(), []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
+		v, ok := map[string]string{"DISCORD_TOKEN": "an-old-token", "DATABASE_URL": pgtest.URL(t),
+			"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
+		return v, ok
+	}})
+	if c != 78 || !strings.Contains(logs.String(), "Reset Token") || strings.Contains(logs.String(), "an-old-token") {
+		t.Fatalf("run with a rejected token = %d\n%s", c, logs.String())
+	}
+	if n := s.GatewaySessions(); n != 0 {
+		t.Fatalf("%d gateway sessions after a rejected token", n)
+	}
+	unit, err := os.ReadFile("../../deploy/herald.service")
+	if err != nil || !strings.Contains(string(unit), "RestartPreventExitStatus=78") {
+		t.Fatalf("deploy/herald.service must not restart on 78: %v", err)
 	}
 }

@@ -74,7 +74,7 @@ func TestRegisterCommands(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
 	g := s.CreateGuild(sim.DefaultFixture())
-	vars := map[string]string{"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "HERALD_DISCORD_API": s.URL + "/api/v10"}
+	vars := map[string]string{"DISCORD_TOKEN": simtest.Token, "HERALD_DISCORD_API": s.URL + "/api/v10"}
 	if r := herald(t, vars, "register-commands", "--guild", g.ID); r.code != 0 {
 		t.Fatalf("register-commands = %d\n%s", r.code, r.stderr)
 	}
@@ -83,7 +83,7 @@ func TestRegisterCommands(t *testing.T) {
 		DefaultMemberPermissions string            `json:"default_member_permissions"`
 		DescriptionLocalizations map[string]string `json:"description_localizations"`
 	}
-	s.Do("GET", "/applications/"+s.BotUserID()+"/guilds/"+g.ID+"/commands", nil).JSON(t, &cmds)
+	s.Do("GET", "/applications/"+s.ApplicationID()+"/guilds/"+g.ID+"/commands", nil).JSON(t, &cmds)
 	// Staff-only commands default to their permission; /ticket is for
 	// every member in a ticket.
 	want := map[string]string{"herald": "32", "rolemenu": "268435456", "tickets": "32", "ticket": "", "roles": "268435456"}

@@ -24,6 +24,7 @@ import (
 	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
@@ -99,9 +100,13 @@ const stopGrace = 5 * time.Second
 
 // App is one running herald process.
 type App struct {
-	cfg  config.Config
-	log  *slog.Logger
-	pool *pgxpool.Pool // River, job workers, the admin server
+	cfg config.Config
+	log *slog.Logger
+	// application is what Discord reported at start; missing are the
+	// features' needs its privileged intents do not meet.
+	application rest.Application
+	missing     []feature.Need
+	pool        *pgxpool.Pool // River, job workers, the admin server
 	// fastPool serves the fast path only, so an interaction never waits
 	// for a connection behind busy job workers.
 	fastPool *pgxpool.Pool
@@ -152,10 +157,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if a.catalog, err = i18n.New(locales.FS); err != nil {
 		return nil, err
 	}
+	if a.application, err = readApplication(ctx, cfg, log); err != nil {
+		return nil, err
+	}
+	all := append(Features(), extra...)
+	a.missing = Missing(a.application, all...)
+	warnMissing(log, a.catalog, a.missing)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = reg
-	a.engine, a.discord = newDiscord(cfg, log, reg)
+	a.engine, a.discord = newDiscord(cfg, log, reg, a.application.ID)
 	policies := map[work.Lane]followup.Policy{}
 	for lane, p := range cfg.DropPolicies {
 		policies[work.Lane(lane)] = followup.Policy(p)
@@ -165,11 +176,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}, reg)
 	mux := interaction.NewMux()
 	a.events = &gateway.Events{}
-	kit := feature.Kit{Config: cfg, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
+	kit := feature.Kit{Config: cfg, Application: a.application, Missing: a.missing, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
 		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
-		Roles: guildroles.New(a.discord, cfg.DiscordAppID, rolesWindow),
+		Roles: guildroles.New(a.discord, a.application.BotUserID, rolesWindow),
 		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry})}
-	if err := feature.Build(kit, append(Features(), extra...)...); err != nil {
+	if err := feature.Build(kit, all...); err != nil {
 		return nil, err
 	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
@@ -209,10 +220,11 @@ func loopback(addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-// newDiscord builds the transport engine and the one REST client over it.
-func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer) (*transport.Engine, *rest.Client) {
-	e := transport.New(transport.Config{ApplicationID: cfg.DiscordAppID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
-	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), cfg.DiscordAppID)
+// newDiscord builds the transport engine and the one REST client over it,
+// for application appID.
+func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer, appID string) (*transport.Engine, *rest.Client) {
+	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
+	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), appID)
 }
 
 // Deliver hands an interaction to the fast path exactly as the gateway
@@ -279,7 +291,8 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), stopWork())
 	}
 	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
-		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log})
+		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, Intents: intents.For(a.application.Flags),
+		OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log})
 	if err != nil {
 		return errors.Join(err, stopWork())
 	}

@@ -27,10 +27,11 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func testConfig(t *testing.T, dbURL string) config.Config {
 	t.Helper()
 	s := simtest.New(t)
+	s.SetApplicationFlags(simtest.PortalIntents)
 	s.CreateGuild(sim.DefaultFixture())
 	cfg, err := LoadConfig(func(k string) (string, bool) {
 		v, ok := map[string]string{
-			"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": dbURL,
+			"DISCORD_TOKEN": simtest.Token, "DATABASE_URL": dbURL,
 			"HERALD_DISCORD_API": s.URL + "/api/v10",
 			"HERALD_HTTP_ADDR":   "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
 		}[k]

@@ -21,7 +21,7 @@ func runWith(t *testing.T, extra map[string]string) string {
 	t.Helper()
 	s := simtest.New(t)
 	s.CreateGuild(sim.DefaultFixture())
-	env := map[string]string{"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": storetest.URL(t),
+	env := map[string]string{"DISCORD_TOKEN": simtest.Token, "DATABASE_URL": storetest.URL(t),
 		"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s"}
 	for k, v := range extra {
 		env[k] = v

@@ -24,7 +24,11 @@ func RegisterCommands(ctx context.Context, cfg config.Config, log *slog.Logger, 
 	if err != nil {
 		return err
 	}
-	_, discord := newDiscord(cfg, log, nil)
+	app, err := readApplication(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	_, discord := newDiscord(cfg, log, nil, app.ID)
 	if _, err := discord.OverwriteCommands(ctx, guildID, cmds); err != nil {
 		return fmt.Errorf("app: register commands: %w", err)
 	}

@@ -22,7 +22,7 @@ import (
 // jobsConfig is herald's default configuration on dbURL, with workers in
 // the interactive lane.
 func jobsConfig(dbURL string, workers int) (config.Config, error) {
-	env := map[string]string{"DISCORD_TOKEN": benchToken, "DISCORD_APP_ID": "1", "DATABASE_URL": dbURL}
+	env := map[string]string{"DISCORD_TOKEN": benchToken, "DATABASE_URL": dbURL}
 	cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		return cfg, err

@@ -232,7 +232,7 @@ func startProxy(ctx context.Context, w *world, dbURL string, env map[string]stri
 	if err := emptyTables(ctx, dbURL); err != nil {
 		return "", nil, err
 	}
-	all := map[string]string{"DISCORD_TOKEN": w.token, "DISCORD_APP_ID": w.sim.BotUserID(), "DATABASE_URL": dbURL,
+	all := map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
 		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_PROXY_ADDR": "127.0.0.1:0"}
 	for k, v := range env {
 		all[k] = v

@@ -122,7 +122,7 @@ func mixedBurst(name string, n mixedSize, global int) Burst {
 					ops = append(ops, func(c client) error { return c.addRole(context.Background(), g.ID, m.ID, r.ID) })
 				}
 			}
-			app := w.sim.BotUserID()
+			app := w.sim.ApplicationID()
 			for i := range followups {
 				in, err := w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channels[0].ID,
 					UserID: g.Members[i%members].ID, Kind: "command", Name: "bench"})
@@ -163,7 +163,7 @@ func globalBurst(guilds, perGuild int) Burst {
 					ops = append(ops, func(c client) error { return c.create(context.Background(), ch.ID) })
 				}
 			}
-			return w.sim.BotUserID(), ops, nil
+			return w.sim.ApplicationID(), ops, nil
 		},
 	}
 }

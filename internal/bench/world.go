@@ -30,6 +30,10 @@ const benchToken = "bench-token"
 
 func newWorld(scale float64, limits []sim.LimitChange) (*world, error) {
 	s := sim.New(sim.Options{TimeScale: scale, Token: benchToken})
+	// The owner switched on Server Members and Message Content.
+	if err := s.SetApplicationFlags(sim.AppFlagGatewayGuildMembersLimited | sim.AppFlagGatewayMessageContentLimited); err != nil {
+		return nil, err
+	}
 	for _, l := range limits {
 		if err := s.SetLimits(l); err != nil {
 			return nil, err

@@ -159,7 +159,10 @@ var settings = []setting{
 		c.DiscordToken = Secret(v)
 		return nil
 	}},
-	{Setting: Setting{Key: "DISCORD_APP_ID", Required: true, RunOnly: true, Help: "application id (a snowflake)"}, parse: func(c *Config, v string) error {
+	{Setting: Setting{Key: "DISCORD_APP_ID", RunOnly: true, Help: "application id (a snowflake); optional: herald reads it from Discord and, when set, checks it"}, parse: func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
 		if _, err := strconv.ParseUint(v, 10, 64); err != nil {
 			return fmt.Errorf("must be a numeric snowflake, got %q", v)
 		}

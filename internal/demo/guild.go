@@ -64,6 +64,11 @@ func (d *Demo) loadGuild() error {
 	for i := range d.sc.Members {
 		f.Members = append(f.Members, sim.FixtureMember{Username: fmt.Sprintf("member%03d", i)})
 	}
+	// The demo's owner has switched on what the README asks for in the
+	// Developer Portal: Server Members and Message Content.
+	if err := d.sim.SetApplicationFlags(sim.AppFlagGatewayGuildMembersLimited | sim.AppFlagGatewayMessageContentLimited); err != nil {
+		return err
+	}
 	res, err := d.sim.LoadFixture(f)
 	if err != nil {
 		return err

@@ -70,7 +70,7 @@ func (d *Demo) progress(p *played) Progress {
 	delivered := 0
 	for _, r := range d.sim.Requests() {
 		if r.Method == http.MethodPost && r.Route == "/webhooks/{webhook_id}/{webhook_token}" && r.Status < 300 &&
-			!strings.HasPrefix(r.Path, "/webhooks/"+d.sim.BotUserID()+"/") {
+			!strings.HasPrefix(r.Path, "/webhooks/"+d.sim.ApplicationID()+"/") {
 			delivered++
 		}
 	}

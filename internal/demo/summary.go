@@ -113,7 +113,7 @@ func (d *Demo) category(r sim.RequestRecord) string {
 	case strings.HasPrefix(r.Route, "/interactions/"):
 		return catAnswers
 	case strings.HasPrefix(r.Route, "/webhooks/{webhook_id}/{webhook_token}"):
-		if strings.HasPrefix(r.Path, "/webhooks/"+d.sim.BotUserID()+"/") {
+		if strings.HasPrefix(r.Path, "/webhooks/"+d.sim.ApplicationID()+"/") {
 			return catAnswers // follow-ups and edits of replies
 		}
 		return catNotes

@@ -114,7 +114,7 @@ func Start(ctx context.Context, sc Scenario, opt Options) (d *Demo, err error) {
 		return d, err
 	}
 	d.env = append(os.Environ(),
-		"DISCORD_TOKEN="+Token, "DISCORD_APP_ID="+d.sim.BotUserID(), "DATABASE_URL="+d.DBURL,
+		"DISCORD_TOKEN="+Token, "DATABASE_URL="+d.DBURL,
 		"HERALD_DISCORD_API="+d.SimURL+"/api/v10", "HERALD_AUTO_MIGRATE=true",
 		"HERALD_HTTP_ADDR="+d.HTTPAddr, "HERALD_PROXY_ADDR="+d.ProxyAddr, "HERALD_PROXY_ALLOW=*",
 		// The bot's global limit on the simulator's scaled clock.

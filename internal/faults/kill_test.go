@@ -46,6 +46,7 @@ func TestKill9DuringBurst(t *testing.T) {
 	t.Parallel()
 	rng := faultRand(t)
 	s := simtest.New(t)
+	s.SetApplicationFlags(simtest.PortalIntents)
 	// The test is about crashes, not rate limits: one channel's messages
 	// may go as fast as herald sends them.
 	s.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/messages", Limit: 1000, WindowMS: 1000})
@@ -111,7 +112,7 @@ func faultRand(t *testing.T) *rand.Rand {
 // process died is rescued within the test.
 func childEnvFor(s *simtest.Sim, dbURL string) []string {
 	return append(os.Environ(), childEnv+"=1",
-		"DISCORD_TOKEN="+simtest.Token, "DISCORD_APP_ID="+s.BotUserID(), "DATABASE_URL="+dbURL,
+		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
 		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
 		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
 		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1")

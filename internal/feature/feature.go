@@ -18,6 +18,7 @@ import (
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/followup"
@@ -41,13 +42,34 @@ type Feature struct {
 	// Build registers the feature's routes (Kit.Routes), job workers and
 	// periodic jobs (Kit.Jobs) with the pieces it needs from k.
 	Build func(k Kit) error
+	// Needs are the privileged intents parts of the feature depend on:
+	// herald runs without them, warns at start and names in /herald status
+	// what each missing one turns off.
+	Needs []Need
+	// Permissions are the permission bits the feature's Discord calls need
+	// in a server; `herald invite` asks for the union of every feature's.
+	Permissions int64
+}
+
+// Need is a privileged intent part of a feature depends on.
+type Need struct {
+	Intent intents.Privileged
+	// Without is the locale key of what stops working without it, a
+	// phrase such as "auto-close when the opener leaves".
+	Without string
 }
 
 // Kit is what a feature is built with: herald's shared pieces, and the
 // router and job registry it adds to.
 type Kit struct {
 	Config config.Config
-	DB     *pgxpool.Pool
+	// Application is herald's application as Discord reported it at start:
+	// its id, its bot user's id and the privileged intents it has.
+	Application rest.Application
+	// Missing are the needs of every feature that the application's
+	// intents do not meet.
+	Missing []Need
+	DB      *pgxpool.Pool
 	// Discord is the one REST client; every Discord call goes through it.
 	Discord *rest.Client
 	// Followups sends an interaction's follow-ups within its message budget.

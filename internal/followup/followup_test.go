@@ -42,8 +42,8 @@ func setup(t *testing.T, b Budget) *world {
 		in.ID+":1:view", in.ID, in.Token); err != nil {
 		t.Fatal(err)
 	}
-	e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
-	discord := rest.New(e, s.URL+"/api/v10", simtest.Token, s.BotUserID())
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID()})
+	discord := rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID())
 	return &world{snd: NewSender(pool, discord, b, prometheus.NewRegistry()), s: s, in: in}
 }
 
@@ -61,7 +61,7 @@ func (w *world) send(t *testing.T, lane work.Lane, key, content string) Result {
 func (w *world) message(t *testing.T, id string) discordgo.Message {
 	t.Helper()
 	var m discordgo.Message
-	w.s.DoAs("GET", "/webhooks/"+w.s.BotUserID()+"/"+w.in.Token+"/messages/"+id, "", nil).JSON(t, &m)
+	w.s.DoAs("GET", "/webhooks/"+w.s.ApplicationID()+"/"+w.in.Token+"/messages/"+id, "", nil).JSON(t, &m)
 	return m
 }
 

@@ -15,11 +15,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// Intents are the gateway events herald needs: guilds (roles, channels,
-// threads), members (leaves close tickets), messages (deletions of menus
-// and ticket panels). Interactions arrive without any intent.
-const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMembers | discordgo.IntentsGuildMessages
-
 // Options configure a Session.
 type Options struct {
 	Token string
@@ -30,6 +25,10 @@ type Options struct {
 	Transport  http.RoundTripper
 	ShardID    int
 	ShardCount int
+	// Intents are what the session identifies with: only those the
+	// application has (internal/discord/intents), or Discord closes the
+	// connection with 4014.
+	Intents discordgo.Intent
 	// OnInteraction receives every INTERACTION_CREATE: herald's fast path.
 	OnInteraction func(*discordgo.Interaction)
 	// Events are the features' handlers of other events.
@@ -64,7 +63,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	dg.ShouldRetryOnRateLimit = false
 	dg.MaxRestRetries = 0
 	dg.StateEnabled = false
-	dg.Identify.Intents = Intents
+	dg.Identify.Intents = o.Intents
 	if o.ShardCount > 1 {
 		dg.ShardID, dg.ShardCount = o.ShardID, o.ShardCount
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
@@ -18,12 +19,13 @@ import (
 // options point a session at s through a transport engine of its own.
 func options(t *testing.T, s *simtest.Sim) (Options, *transport.Engine) {
 	t.Helper()
-	e := transport.New(transport.Config{ApplicationID: s.BotUserID()})
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID()})
 	rt, err := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Token: simtest.Token, Transport: rt, OnInteraction: func(*discordgo.Interaction) {},
+	// A new application: no privileged intent.
+	return Options{Token: simtest.Token, Transport: rt, Intents: intents.For(0), OnInteraction: func(*discordgo.Interaction) {},
 		Logger: slog.New(slog.DiscardHandler)}, e
 }
 
@@ -48,8 +50,8 @@ func TestSessionLifecycle(t *testing.T) {
 	var logs logbuf.Buffer
 	gw, e := open(t, s, &logs)
 	wait.Until(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
-	if gw.Discord().Identify.Intents != Intents {
-		t.Errorf("intents = %d, want %d", gw.Discord().Identify.Intents, Intents)
+	if want := intents.For(0); gw.Discord().Identify.Intents != want {
+		t.Errorf("intents = %d, want %d", gw.Discord().Identify.Intents, want)
 	}
 	var found bool
 	for _, b := range e.Snapshot().Buckets {

@@ -61,6 +61,7 @@ type Herald struct {
 }
 
 type options struct {
+	appFlags int64
 	features []feature.Feature
 	fixture  sim.Fixture
 	env      map[string]string
@@ -75,6 +76,12 @@ type Option func(*options)
 func WithFeatures(fs ...feature.Feature) Option {
 	return func(o *options) { o.features = append(o.features, fs...) }
 }
+
+// WithApplicationFlags gives the simulated application these flags
+// instead of simtest.PortalIntents (Server Members and Message Content
+// switched on, as the README tells an owner to): 0 is an application as
+// Discord creates it, with no privileged intent.
+func WithApplicationFlags(flags int64) Option { return func(o *options) { o.appFlags = flags } }
 
 // WithFixture loads f instead of the simulator's default guild.
 func WithFixture(f sim.Fixture) Option { return func(o *options) { o.fixture = f } }
@@ -107,11 +114,12 @@ func WithDatabaseProxy() Option { return func(o *options) { o.dbProxy = true } }
 // when the test ends.
 func New(t testing.TB, opts ...Option) *Herald {
 	t.Helper()
-	o := options{fixture: sim.DefaultFixture(), env: map[string]string{}}
+	o := options{appFlags: simtest.PortalIntents, fixture: sim.DefaultFixture(), env: map[string]string{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	s := simtest.New(t)
+	s.SetApplicationFlags(o.appFlags)
 	g := s.CreateGuild(o.fixture)
 	dbURL := o.dbURL
 	if dbURL == "" {
@@ -129,7 +137,7 @@ func New(t testing.TB, opts ...Option) *Herald {
 		heraldURL = u.String()
 	}
 	env := map[string]string{
-		"DISCORD_TOKEN": simtest.Token, "DISCORD_APP_ID": s.BotUserID(), "DATABASE_URL": heraldURL,
+		"DISCORD_TOKEN": simtest.Token, "DATABASE_URL": heraldURL,
 		"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
 		"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "4", "HERALD_WORKERS_SYNC": "2", "HERALD_WORKERS_BACKGROUND": "1",
 	}

@@ -46,7 +46,9 @@ var clickLimit = interaction.Limit(5, 10*time.Second)
 
 // Feature declares role menus.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "rolemenu", Commands: commands.RoleMenu, Build: build}
+	return feature.Feature{Name: "rolemenu", Commands: commands.RoleMenu, Build: build,
+		// Menu messages, bulk progress messages, and the members' roles.
+		Permissions: discordgo.PermissionViewChannel | discordgo.PermissionSendMessages | discordgo.PermissionManageRoles}
 }
 
 // deps is what the handlers and jobs share.

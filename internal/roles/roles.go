@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/bulk"
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/guildroles"
@@ -24,7 +25,10 @@ import (
 
 // Feature declares /roles.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "roles", Commands: commands.Roles, Build: build}
+	return feature.Feature{Name: "roles", Commands: commands.Roles, Build: build,
+		Needs: []feature.Need{{Intent: intents.ServerMembers, Without: "roles.needs.member_lists"}},
+		// The members' roles, and the bulk action's progress message.
+		Permissions: discordgo.PermissionManageRoles | discordgo.PermissionViewChannel | discordgo.PermissionSendMessages}
 }
 
 // Kinds of bulk action, as stored with each action.

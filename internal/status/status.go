@@ -26,7 +26,9 @@ import (
 
 // Feature declares the admin status feature.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "status", Commands: commands.Herald, Settings: []config.Var{boardInterval}, Build: build}
+	return feature.Feature{Name: "status", Commands: commands.Herald, Settings: []config.Var{boardInterval}, Build: build,
+		// The /herald board message.
+		Permissions: discordgo.PermissionViewChannel | discordgo.PermissionSendMessages}
 }
 
 func build(k feature.Kit) error {

@@ -39,6 +39,7 @@ import (
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
@@ -75,7 +76,19 @@ var grace = config.Var{
 
 // Feature declares tickets.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "tickets", Commands: commands.Tickets, Settings: []config.Var{grace}, Build: build}
+	return feature.Feature{Name: "tickets", Commands: commands.Tickets, Settings: []config.Var{grace}, Build: build,
+		Needs: []feature.Need{
+			{Intent: intents.ServerMembers, Without: "tickets.needs.opener_left"},
+			{Intent: intents.MessageContent, Without: "tickets.needs.transcripts"},
+		},
+		// Channels and overwrites (channel mode; Manage Roles edits
+		// overwrites), private threads and their members, messages with
+		// embeds and transcript files, history for transcripts.
+		Permissions: discordgo.PermissionManageChannels | discordgo.PermissionManageRoles | discordgo.PermissionViewChannel |
+			discordgo.PermissionSendMessages | discordgo.PermissionEmbedLinks | discordgo.PermissionAttachFiles |
+			discordgo.PermissionReadMessageHistory | discordgo.PermissionManageThreads | discordgo.PermissionCreatePrivateThreads |
+			discordgo.PermissionSendMessagesInThreads,
+	}
 }
 
 // deps is what the handlers and jobs share.
@@ -91,7 +104,7 @@ type deps struct {
 }
 
 func build(k feature.Kit) error {
-	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Config.DiscordAppID, bulk: k.Bulk}
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Application.BotUserID, bulk: k.Bulk}
 	k.Bulk.Kind(bulk.Kind{Name: kindPanelsRepublish, Lane: work.Sync, Permission: discordgo.PermissionManageGuild,
 		Plan: d.planPanels, Request: d.requestPanel})
 	k.Reports.Add("tickets", d.report)

@@ -46,7 +46,7 @@ func TestKill9MidBurst(t *testing.T) {
 	dbURL := storetest.URL(t)
 	proxyAddr := freeAddr(t)
 	env := append(os.Environ(), childEnv+"=1",
-		"DISCORD_TOKEN="+simtest.Token, "DISCORD_APP_ID="+s.BotUserID(), "DATABASE_URL="+dbURL,
+		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
 		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_SHUTDOWN_TIMEOUT=1s", "HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
 		"HERALD_PROXY_ADDR="+proxyAddr, "HERALD_PROXY_ALLOW=*", "LOG_LEVEL=error")
 	var logs logbuf.Buffer

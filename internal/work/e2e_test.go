@@ -50,8 +50,8 @@ func (w *postWorker) Work(ctx context.Context, j *river.Job[postArgs]) error {
 
 // discord is a REST client to s with an engine of its own.
 func discord(s *simtest.Sim, cfg transport.Config) *rest.Client {
-	cfg.ApplicationID = s.BotUserID()
-	return rest.New(transport.New(cfg), s.URL+"/api/v10", simtest.Token, s.BotUserID())
+	cfg.ApplicationID = s.ApplicationID()
+	return rest.New(transport.New(cfg), s.URL+"/api/v10", simtest.Token, s.ApplicationID())
 }
 
 // herald is one process's job side: a REST client and a River client.

@@ -26,8 +26,8 @@ func newWorld(t *testing.T, f sim.Fixture) *world {
 	s := simtest.New(t)
 	g := s.CreateGuild(f)
 	rt := &recorder{next: http.DefaultTransport}
-	e := transport.New(transport.Config{ApplicationID: s.BotUserID(), Base: rt})
-	return &world{s: s, g: g, c: rest.New(e, s.URL+"/api/v10", simtest.Token, s.BotUserID()), rt: rt}
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), Base: rt})
+	return &world{s: s, g: g, c: rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID()), rt: rt}
 }
 
 // recorder notes the Authorization header of every request by route.

@@ -2,7 +2,9 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/url"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -29,9 +31,51 @@ func (c *Client) CurrentUser(ctx context.Context) (*discordgo.User, error) {
 	return &out, err
 }
 
-// Application reads the bot's application.
-func (c *Client) Application(ctx context.Context) (*discordgo.Application, error) {
-	var out discordgo.Application
-	err := c.do(ctx, call{method: http.MethodGet, path: path("applications", "@me")}, &out)
-	return &out, err
+// Commands lists the application's commands: in one guild, or global
+// ones when guildID is "".
+func (c *Client) Commands(ctx context.Context, guildID string) ([]*discordgo.ApplicationCommand, error) {
+	p := path("applications", c.appID, "commands")
+	if guildID != "" {
+		p = path("applications", c.appID, "guilds", guildID, "commands")
+	}
+	q := url.Values{"with_localizations": {"true"}}
+	var out []*discordgo.ApplicationCommand
+	err := c.do(ctx, call{method: http.MethodGet, path: p, query: q}, &out)
+	return out, err
+}
+
+// Application is the bot's application as Discord reports it.
+type Application struct {
+	ID   string
+	Name string
+	// BotUserID is the bot user's id. For applications made before
+	// Discord gave bots their application's id it differs from ID.
+	BotUserID string
+	// Flags are Discord's application flags: among them the privileged
+	// intents the owner switched on (see internal/discord/intents).
+	Flags int64
+}
+
+// Application reads the bot's application: GET /applications/@me, which
+// any bot token may call.
+func (c *Client) Application(ctx context.Context) (Application, error) {
+	var out struct {
+		ID    string `json:"id"`
+		Name  string `json:"name"`
+		Flags int64  `json:"flags"`
+		Bot   *struct {
+			ID string `json:"id"`
+		} `json:"bot"`
+	}
+	if err := c.do(ctx, call{method: http.MethodGet, path: path("applications", "@me")}, &out); err != nil {
+		return Application{}, err
+	}
+	app := Application{ID: out.ID, Name: out.Name, Flags: out.Flags}
+	if out.Bot != nil {
+		app.BotUserID = out.Bot.ID
+	}
+	if app.ID == "" || app.BotUserID == "" {
+		return Application{}, errors.New("discord: GET /applications/@me: the answer names no application or bot user")
+	}
+	return app, nil
 }

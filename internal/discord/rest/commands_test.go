@@ -27,7 +27,14 @@ func TestCommandsAndApplication(t *testing.T) {
 		t.Errorf("current user = %+v, %v", me, err)
 	}
 	app, err := w.c.Application(ctx)
-	if err != nil || app.ID == "" {
+	if err != nil || app.ID != w.s.ApplicationID() || app.BotUserID != w.s.BotUserID() || app.Flags != 0 {
 		t.Errorf("application = %+v, %v", app, err)
+	}
+	if _, err := w.c.OverwriteCommands(ctx, "", cmds); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := w.c.Commands(ctx, "")
+	if err != nil || len(listed) != 1 || listed[0].Name != "ping" {
+		t.Errorf("listed = %+v, %v", listed, err)
 	}
 }

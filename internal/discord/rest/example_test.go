@@ -21,8 +21,8 @@ func Example() {
 	defer srv.Close()
 	g, _ := s.LoadFixture(sim.DefaultFixture())
 
-	engine := transport.New(transport.Config{ApplicationID: s.BotUserID()})
-	discord := rest.New(engine, srv.URL+"/api/v10", "example-token", s.BotUserID())
+	engine := transport.New(transport.Config{ApplicationID: s.ApplicationID()})
+	discord := rest.New(engine, srv.URL+"/api/v10", "example-token", s.ApplicationID())
 
 	ctx := context.Background()
 	first, _ := discord.CreateMessage(ctx, g.Channel("general"), rest.NewMessage{Content: "Ticket #7 opened", Nonce: "ticket-7"})

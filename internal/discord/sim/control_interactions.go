@@ -191,7 +191,7 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 	memberJSON := s.st.renderMember(m)
 	memberJSON["permissions"] = strconv.FormatUint(s.st.channelPermissions(g, m, c), 10)
 	in.payload = map[string]any{
-		"id": in.id, "application_id": s.st.botID, "type": interactionType(req.Kind),
+		"id": in.id, "application_id": s.st.appID, "type": interactionType(req.Kind),
 		"data": data, "guild_id": g.id, "channel_id": c.id, "channel": s.st.renderChannel(c),
 		"member": memberJSON, "token": in.token, "version": 1, "locale": locale,
 		"guild_locale": "en-US", "entitlements": []any{},

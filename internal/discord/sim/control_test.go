@@ -51,7 +51,7 @@ func TestControlAPIContract(t *testing.T) {
 	}`, 201)
 	var g map[string]any
 	json.Unmarshal(created, &g)
-	if got := keys(g); got != "bot_role_id,bot_user_id,channels,id,members,roles" {
+	if got := keys(g); got != "application_id,bot_role_id,bot_user_id,channels,id,members,roles" {
 		t.Fatalf("guild keys %s", got)
 	}
 	for field, want := range map[string]string{"roles": "id,name", "channels": "id,name", "members": "id,username"} {

@@ -19,6 +19,7 @@ import (
 func TestDiscordgoEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
+	s.SetApplicationFlags(simtest.PortalIntents) // the Server Members intent, as its owner enables it
 	g := s.CreateGuild(sim.DefaultFixture())
 	general := g.Channel("general")
 
@@ -111,6 +112,7 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 func TestGatewayEventsAndFaults(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
+	s.SetApplicationFlags(simtest.PortalIntents)
 	g := s.CreateGuild(sim.DefaultFixture())
 	dg := s.Session()
 	dg.Identify.Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildMembers

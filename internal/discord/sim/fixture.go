@@ -56,12 +56,15 @@ type FixtureMember struct {
 
 // FixtureResult is the 201 answer of POST /_sim/guilds.
 type FixtureResult struct {
-	ID        string       `json:"id"`
-	BotUserID string       `json:"bot_user_id"`
-	BotRoleID string       `json:"bot_role_id"`
-	Roles     []NamedID    `json:"roles"`
-	Channels  []NamedID    `json:"channels"`
-	Members   []MemberName `json:"members"`
+	ID        string `json:"id"`
+	BotUserID string `json:"bot_user_id"`
+	// ApplicationID is the bot's application: interactions name it, and
+	// their follow-ups go to /webhooks/{application_id}/{token}.
+	ApplicationID string       `json:"application_id"`
+	BotRoleID     string       `json:"bot_role_id"`
+	Roles         []NamedID    `json:"roles"`
+	Channels      []NamedID    `json:"channels"`
+	Members       []MemberName `json:"members"`
 	// Emojis are the fixture's custom emojis, for reactions as name:id.
 	Emojis []NamedID `json:"emojis,omitempty"`
 }
@@ -184,7 +187,7 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	}
 	g := &guild{id: st.ids.next(now), name: f.Name, roles: map[string]*role{}, members: map[string]*member{}, emojis: map[string]string{}}
 	g.roles[g.id] = &role{id: g.id, name: "@everyone", permissions: everyone}
-	res := FixtureResult{ID: g.id, BotUserID: st.botID, Roles: []NamedID{}, Channels: []NamedID{}, Members: []MemberName{}}
+	res := FixtureResult{ID: g.id, BotUserID: st.botID, ApplicationID: st.appID, Roles: []NamedID{}, Channels: []NamedID{}, Members: []MemberName{}}
 	byName := map[string]*role{"@everyone": g.roles[g.id]}
 	top := 0
 	for i, fr := range f.Roles {

@@ -19,6 +19,11 @@ func newGateway(s *Server) *wsgateway.Gateway {
 			defer s.mu.Unlock()
 			return s.tokenAccepted(token)
 		},
+		DisallowedIntents: func() int64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.st.disallowedIntents()
+		},
 		Ready:  s.ready,
 		Logger: s.opts.Logger,
 	})
@@ -28,7 +33,7 @@ func (s *Server) ready(shardID, shardCount int) wsgateway.Ready {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	user, _ := json.Marshal(s.st.renderUser(s.st.botID))
-	app, _ := json.Marshal(map[string]any{"id": s.st.botID, "flags": 0})
+	app, _ := json.Marshal(map[string]any{"id": s.st.appID, "flags": s.st.appFlags})
 	r := wsgateway.Ready{User: user, Application: app}
 	for _, id := range s.st.guildOrder {
 		if shardCount > 1 {

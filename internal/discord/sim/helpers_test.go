@@ -26,6 +26,7 @@ func newWorld(t *testing.T, opts ...sim.Options) *world {
 		o = append(o, simtest.WithOptions(opts[0]))
 	}
 	s := simtest.New(t, o...)
+	s.SetApplicationFlags(simtest.PortalIntents)
 	return &world{Sim: s, g: s.CreateGuild(sim.DefaultFixture())}
 }
 
@@ -34,6 +35,7 @@ func newWorldWith(t *testing.T, f sim.Fixture) *world {
 	t.Helper()
 	t.Parallel()
 	s := simtest.New(t, simtest.WithFakeClock())
+	s.SetApplicationFlags(simtest.PortalIntents)
 	return &world{Sim: s, g: s.CreateGuild(f)}
 }
 

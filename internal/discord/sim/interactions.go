@@ -222,7 +222,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // interaction. Ephemeral messages stay out of the channel's history.
 func (s *Server) interactionPost(rq *request, in *interaction, c *channel, body *messageBody) *message {
 	m := s.buildMessage(rq, c, body, s.st.botID)
-	m.webhookID, m.applicationID, m.interaction = s.st.botID, s.st.botID, in.id
+	m.webhookID, m.applicationID, m.interaction = s.st.appID, s.st.appID, in.id
 	if m.flags&flagEphemeral != 0 {
 		s.st.messages[m.id] = m
 		return m

@@ -69,7 +69,7 @@ func TestInteractionAcknowledgedOnce(t *testing.T) {
 func TestInteractionTokenLifetime(t *testing.T) {
 	w := newWorld(t)
 	in := w.command(t)
-	hook := "/webhooks/" + w.g.BotUserID + "/" + in.Token
+	hook := "/webhooks/" + w.g.ApplicationID + "/" + in.Token
 	// No follow-up before the interaction is acknowledged.
 	wantError(t, w.DoAs("POST", hook, "", map[string]any{"content": "early"}), 404, 10015)
 	wantStatus(t, w.Do("POST", callbackPath(in), map[string]any{"type": 5}), 204)
@@ -123,7 +123,7 @@ func TestComponentUpdateAndEphemeral(t *testing.T) {
 		t.Fatalf("update did not edit the menu: %+v", msgs[0])
 	}
 	// An ephemeral follow-up stays out of the channel.
-	wantStatus(t, w.DoAs("POST", "/webhooks/"+w.g.BotUserID+"/"+in.Token, "", map[string]any{"content": "only you", "flags": 64}), 200)
+	wantStatus(t, w.DoAs("POST", "/webhooks/"+w.g.ApplicationID+"/"+in.Token, "", map[string]any{"content": "only you", "flags": 64}), 200)
 	if n := len(w.Messages(ch)); n != 1 {
 		t.Fatalf("%d channel messages; the ephemeral one leaked", n)
 	}

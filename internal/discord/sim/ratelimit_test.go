@@ -159,7 +159,7 @@ func TestGlobalLimitAndInteractionExemption(t *testing.T) {
 	}
 	// Interaction endpoints are exempt from the global limit.
 	wantStatus(t, w.Do("POST", "/interactions/"+in.ID+"/"+in.Token+"/callback", map[string]any{"type": 5}), 204)
-	wantStatus(t, w.DoAs("POST", "/webhooks/"+w.g.BotUserID+"/"+in.Token, "", map[string]any{"content": "done"}), 200)
+	wantStatus(t, w.DoAs("POST", "/webhooks/"+w.g.ApplicationID+"/"+in.Token, "", map[string]any{"content": "done"}), 200)
 	w.Clock.Advance(time.Second)
 	wantStatus(t, w.Do("GET", "/users/@me", nil), 200)
 	if st := w.Stats(); st.RateLimited["global"] != 1 {

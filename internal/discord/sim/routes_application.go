@@ -3,23 +3,118 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
 )
 
+// Application flags the simulator models (Discord's "Application Flags"):
+// the privileged intents the Developer Portal switches on. A verified
+// application gets the plain bit, one under 100 servers the _LIMITED one;
+// either lets the bot identify with the intent.
+const (
+	AppFlagGatewayPresence              int64 = 1 << 12
+	AppFlagGatewayPresenceLimited       int64 = 1 << 13
+	AppFlagGatewayGuildMembers          int64 = 1 << 14
+	AppFlagGatewayGuildMembersLimited   int64 = 1 << 15
+	AppFlagGatewayMessageContent        int64 = 1 << 18
+	AppFlagGatewayMessageContentLimited int64 = 1 << 19
+)
+
+// Privileged gateway intents (Discord's "Privileged Intents").
+const (
+	intentGuildMembers   int64 = 1 << 1
+	intentGuildPresences int64 = 1 << 8
+	intentMessageContent int64 = 1 << 15
+)
+
+// privileged pairs each privileged intent with the flags that allow it.
+var privileged = []struct{ intent, flags int64 }{
+	{intentGuildMembers, AppFlagGatewayGuildMembers | AppFlagGatewayGuildMembersLimited},
+	{intentGuildPresences, AppFlagGatewayPresence | AppFlagGatewayPresenceLimited},
+	{intentMessageContent, AppFlagGatewayMessageContent | AppFlagGatewayMessageContentLimited},
+}
+
+// disallowedIntents are the privileged intents the application's flags do
+// not allow: IDENTIFY with one of them closes with 4014. The lock is held.
+func (s *state) disallowedIntents() int64 {
+	var out int64
+	for _, p := range privileged {
+		if s.appFlags&p.flags == 0 {
+			out |= p.intent
+		}
+	}
+	return out
+}
+
+// hasMessageContent reports whether the application may read message
+// content: without it Discord blanks content, embeds, attachments and
+// components in what the bot reads, gateway and REST alike.
+func (s *state) hasMessageContent() bool {
+	return s.appFlags&(AppFlagGatewayMessageContent|AppFlagGatewayMessageContentLimited) != 0
+}
+
 // getApplication is GET /applications/@me and GET /oauth2/applications/@me:
-// the bot's own application (its id is the bot user's), owned by a
-// developer account rather than a team.
-func getApplication(s *Server, rq *request) (any, *apiError) {
-	key := sha256.Sum256([]byte("herald-sim/" + s.st.botID))
+// the bot's own application, owned by a developer account rather than a
+// team, with the flags the Developer Portal set.
+func getApplication(s *Server, _ *request) (any, *apiError) {
+	return s.st.renderApplication(s.opts.BotName), nil
+}
+
+func (s *state) renderApplication(name string) map[string]any {
+	key := sha256.Sum256([]byte("herald-sim/" + s.appID))
 	scopes := []any{"bot", "applications.commands"}
 	return map[string]any{
-		"id": s.st.botID, "name": s.opts.BotName, "icon": nil, "description": "", "type": nil,
-		"bot": s.st.renderUser(s.st.botID), "bot_public": true, "bot_require_code_grant": false,
-		"verify_key": hex.EncodeToString(key[:]), "flags": 0, "flags_new": "0",
+		"id": s.appID, "name": name, "icon": nil, "description": "", "type": nil,
+		"bot": s.renderUser(s.botID), "bot_public": true, "bot_require_code_grant": false,
+		"verify_key": hex.EncodeToString(key[:]), "flags": s.appFlags, "flags_new": strconv.FormatInt(s.appFlags, 10),
 		"redirect_uris": []any{}, "interactions_endpoint_url": nil, "role_connections_verification_url": nil,
-		"owner":                   s.st.renderUser(s.st.ownerID),
-		"approximate_guild_count": len(s.st.guilds), "approximate_user_install_count": 0,
+		"owner":                   s.renderUser(s.ownerID),
+		"approximate_guild_count": len(s.guilds), "approximate_user_install_count": 0,
 		"approximate_user_authorization_count": 0, "explicit_content_filter": 0, "team": nil,
 		"install_params":         map[string]any{"scopes": scopes, "permissions": "0"},
 		"eligible_oauth2_scopes": scopes,
-	}, nil
+	}
+}
+
+// knownAppFlags are the bits of Discord's "Application Flags" table.
+const knownAppFlags int64 = 1<<6 | 1<<12 | 1<<13 | 1<<14 | 1<<15 | 1<<16 | 1<<17 | 1<<18 | 1<<19 | 1<<23
+
+// SetApplicationFlags sets the application's flags, as its owner does by
+// switching privileged intents on or off in the Developer Portal. Sessions
+// already connected keep their intents; the next IDENTIFY is checked
+// against the new flags.
+func (s *Server) SetApplicationFlags(flags int64) error {
+	if flags < 0 || flags&^knownAppFlags != 0 {
+		return fmt.Errorf("sim: application flags %d hold bits Discord does not define", flags)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.appFlags = flags
+	return nil
+}
+
+// ctlApplication is POST /_sim/application {"flags": N}: the Developer
+// Portal's settings of the application. It answers the application as
+// GET /applications/@me then reports it.
+func (s *Server) ctlApplication(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Flags *int64 `json:"flags"`
+	}
+	if !decodeControl(w, r, &body) {
+		return
+	}
+	if body.Flags == nil {
+		ctlError(w, http.StatusBadRequest, errors.New("sim: POST /_sim/application needs flags"))
+		return
+	}
+	if err := s.SetApplicationFlags(*body.Flags); err != nil {
+		ctlError(w, http.StatusBadRequest, err)
+		return
+	}
+	s.mu.Lock()
+	app := s.st.renderApplication(s.opts.BotName)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, app)
 }

@@ -12,7 +12,7 @@ var commandName = regexp.MustCompile(`^[-_\p{Ll}\p{N}\p{Devanagari}\p{Thai}]{1,3
 const maxCommands = 100
 
 func (s *Server) ownApplication(rq *request) *apiError {
-	if rq.params["application_id"] != s.st.botID {
+	if rq.params["application_id"] != s.st.appID {
 		return errMissingAccess
 	}
 	return nil
@@ -67,7 +67,7 @@ func overwriteGuildCommands(s *Server, rq *request) (any, *apiError) {
 func (s *Server) renderCommands(cmds []*command) []any {
 	out := []any{}
 	for _, c := range cmds {
-		out = append(out, renderCommand(c, s.st.botID))
+		out = append(out, renderCommand(c, s.st.appID))
 	}
 	return out
 }

@@ -142,7 +142,7 @@ func (s *Server) webhookTarget(rq *request, w *webhook) (*channel, *apiError) {
 // the body overrides, into its channel or one of its threads (which
 // unarchives). wait=true answers the message, otherwise 204.
 func executeWebhook(s *Server, rq *request) (any, *apiError) {
-	if rq.params["webhook_id"] == s.st.botID {
+	if rq.params["webhook_id"] == s.st.appID {
 		return s.followUp(rq)
 	}
 	w, err := s.lookupWebhook(rq)
@@ -218,7 +218,7 @@ func executeSlackWebhook(s *Server, rq *request) (any, *apiError) {
 // application id, by the interaction) that the path names; a message in a
 // thread is found only with that thread's thread_id.
 func (s *Server) webhookMessage(rq *request) (*message, *apiError) {
-	if rq.params["webhook_id"] == s.st.botID {
+	if rq.params["webhook_id"] == s.st.appID {
 		return s.interactionMessage(rq)
 	}
 	w, err := s.lookupWebhook(rq)

@@ -130,18 +130,17 @@ func New(opts Options) *Server {
 	return s
 }
 
-// resetLocked returns the simulator to its initial state, keeping the bot
-// user's id so connected clients stay valid.
+// resetLocked returns the simulator to its initial state, keeping the
+// application (its id, flags and bot user) so connected clients stay
+// valid.
 func (s *Server) resetLocked() {
-	botID := ""
-	if s.st != nil {
-		botID = s.st.botID
-	}
+	old := s.st
 	s.st = newState(s.clock.Now(), s.opts.BotName)
-	if botID != "" {
+	if old != nil {
+		// The application is the Developer Portal's, not the world's.
 		delete(s.st.users, s.st.botID)
-		s.st.botID = botID
-		s.st.users[botID] = &user{id: botID, username: s.opts.BotName, bot: true}
+		s.st.botID, s.st.appID, s.st.appFlags = old.botID, old.appID, old.appFlags
+		s.st.users[old.botID] = &user{id: old.botID, username: s.opts.BotName, bot: true}
 	}
 	s.limits = map[string]Limit{}
 	for k, v := range s.opts.Limits {
@@ -159,11 +158,20 @@ func (s *Server) resetLocked() {
 	s.stats = statsCounters{byStatus: map[int]int{}, rateLimited: map[string]int{}}
 }
 
-// BotUserID is the id of the simulated bot user (also its application id).
+// BotUserID is the id of the simulated bot user. It differs from
+// ApplicationID, as it does for applications older than Discord's rule
+// that a bot's user id equals its application's.
 func (s *Server) BotUserID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.st.botID
+}
+
+// ApplicationID is the id of the simulated bot's application.
+func (s *Server) ApplicationID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.appID
 }
 
 // Close disconnects every gateway session.

@@ -213,8 +213,16 @@ type nonceEntry struct {
 // state is the simulated Discord: every object, indexed the ways routes
 // look them up. The server lock guards it.
 type state struct {
-	ids          snowflakes
-	botID        string
+	ids   snowflakes
+	botID string
+	// appID is the application's id. Applications made before Discord
+	// gave bots their application's id have a bot user of another id, as
+	// the simulator's does, so code that confuses the two fails here.
+	appID string
+	// appFlags are the application's flags as the Developer Portal sets
+	// them (Discord's "Application Flags"): which privileged intents the
+	// bot may use. A new application has none.
+	appFlags     int64
 	ownerID      string // the developer account that owns the application
 	users        map[string]*user
 	guilds       map[string]*guild
@@ -241,6 +249,7 @@ func newState(now time.Time, botName string) *state {
 	}
 	s.botID = s.ids.next(now)
 	s.users[s.botID] = &user{id: s.botID, username: botName, bot: true}
+	s.appID = s.ids.next(now)
 	s.ownerID = s.ids.next(now)
 	s.users[s.ownerID] = &user{id: s.ownerID, username: botName + "-developer"}
 	return s

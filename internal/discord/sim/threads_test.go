@@ -114,7 +114,7 @@ func TestWebhooks(t *testing.T) {
 
 func TestCommandsBulkOverwrite(t *testing.T) {
 	w := newWorld(t)
-	app := w.g.BotUserID
+	app := w.g.ApplicationID
 	cmds := []map[string]any{
 		{"name": "ticket", "description": "Open a ticket", "type": 1},
 		{"name": "rolemenu", "description": "Role menus", "type": 1},

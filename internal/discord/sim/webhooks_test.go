@@ -116,9 +116,13 @@ func TestPrivateThreadNotInvitable(t *testing.T) {
 
 func TestApplicationInfo(t *testing.T) {
 	w := newWorld(t)
+	if w.g.ApplicationID == w.g.BotUserID {
+		t.Fatal("the fixture's bot user id equals its application id; older applications' differ, and herald must not assume they match")
+	}
 	for _, path := range []string{"/applications/@me", "/oauth2/applications/@me"} {
 		app := jsonMap(t, w.Do("GET", path, nil))
-		if app["id"] != w.g.BotUserID || app["bot"].(map[string]any)["id"] != w.g.BotUserID || app["owner"] == nil {
+		if app["id"] != w.g.ApplicationID || app["bot"].(map[string]any)["id"] != w.g.BotUserID || app["owner"] == nil ||
+			app["flags"] != float64(simtest.PortalIntents) {
 			t.Fatalf("%s: %v", path, app)
 		}
 	}

@@ -225,6 +225,19 @@ func (s *Sim) control(method, path string, in, out any, want int) {
 	}
 }
 
+// PortalIntents are the application flags an owner sets by switching on
+// the Server Members and Message Content intents in the Developer Portal
+// of an application in fewer than 100 servers (Discord grants the
+// _LIMITED bits there). A new application has neither.
+const PortalIntents = sim.AppFlagGatewayGuildMembersLimited | sim.AppFlagGatewayMessageContentLimited
+
+// SetApplicationFlags sets the application's flags through
+// POST /_sim/application, as its owner does in the Developer Portal.
+func (s *Sim) SetApplicationFlags(flags int64) {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/application", map[string]int64{"flags": flags}, nil, http.StatusOK)
+}
+
 // CreateGuild loads a fixture through POST /_sim/guilds.
 func (s *Sim) CreateGuild(f sim.Fixture) sim.FixtureResult {
 	s.t.Helper()

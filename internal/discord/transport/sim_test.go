@@ -27,7 +27,7 @@ type simClient struct {
 
 func newSimClient(t *testing.T, s *simtest.Sim) *simClient {
 	t.Helper()
-	cfg := transport.Config{ApplicationID: s.BotUserID(), QueueTimeout: -1, BackoffBase: time.Millisecond, BackoffCap: time.Millisecond}
+	cfg := transport.Config{ApplicationID: s.ApplicationID(), QueueTimeout: -1, BackoffBase: time.Millisecond, BackoffCap: time.Millisecond}
 	if s.Clock != nil {
 		cfg.Clock = s.Clock
 	}

@@ -81,7 +81,7 @@ func TestProtocolErrorsClose(t *testing.T) {
 		{name: "undefined intent bit", action: identifyWith(func(d map[string]any) { d["intents"] = 1 << 18 }), code: CloseInvalidIntents},
 		{name: "negative intents", action: identifyWith(func(d map[string]any) { d["intents"] = -1 }), code: CloseInvalidIntents},
 		{name: "missing intents", action: identifyWith(func(d map[string]any) { delete(d, "intents") }), code: CloseInvalidIntents},
-		{name: "privileged intent not enabled", cfg: Config{DisallowedIntents: intentGuildMembers | intentGuildPresences},
+		{name: "privileged intent not enabled", cfg: Config{DisallowedIntents: func() int64 { return intentGuildMembers | intentGuildPresences }},
 			action: identifyWith(func(d map[string]any) { d["intents"] = intentGuilds | intentGuildMembers }), code: CloseDisallowedIntents},
 		{name: "etf encoding", query: "?v=10&encoding=etf", code: websocket.CloseUnsupportedData},
 		{name: "unknown transport compression", query: "?v=10&encoding=json&compress=deflate", code: websocket.CloseUnsupportedData},

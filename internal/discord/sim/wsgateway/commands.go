@@ -87,7 +87,7 @@ func (c *conn) identify(d json.RawMessage) {
 	case id.Intents == nil || *id.Intents < 0 || *id.Intents&^knownIntents != 0:
 		c.fail(CloseInvalidIntents)
 		return
-	case *id.Intents&c.g.disallowed != 0:
+	case *id.Intents&c.g.disallowed() != 0:
 		c.fail(CloseDisallowedIntents)
 		return
 	}

@@ -31,10 +31,10 @@ type Config struct {
 	Ready             func(shardID, shardCount int) Ready // called on each valid IDENTIFY, outside the gateway's lock
 	Logger            *slog.Logger                        // nil discards; tokens are never logged
 
-	// DisallowedIntents are the intent bits the application may not use
-	// (privileged intents not enabled for it); identifying with one closes
-	// with 4014. Zero allows every intent.
-	DisallowedIntents int64
+	// DisallowedIntents returns the intent bits the application may not
+	// use (privileged intents not enabled for it), asked at each IDENTIFY;
+	// identifying with one closes with 4014. nil allows every intent.
+	DisallowedIntents func() int64
 	// ResumeWindow is how long a disconnected session stays resumable.
 	// Discord says "a few minutes"; the default is four heartbeat intervals
 	// (2m45s at Discord's interval), so it scales with HeartbeatInterval.
@@ -60,7 +60,7 @@ type Gateway struct {
 	authorize    func(string) bool
 	ready        func(shardID, shardCount int) Ready
 	log          *slog.Logger
-	disallowed   int64
+	disallowed   func() int64
 	resumeWindow time.Duration
 	replayLimit  int
 	upgrader     websocket.Upgrader
@@ -97,6 +97,9 @@ func New(cfg Config) *Gateway {
 	}
 	if g.interval <= 0 {
 		g.interval = DefaultHeartbeatInterval
+	}
+	if g.disallowed == nil {
+		g.disallowed = func() int64 { return 0 }
 	}
 	if g.authorize == nil {
 		g.authorize = func(string) bool { return true }
