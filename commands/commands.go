@@ -10,7 +10,9 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -111,12 +113,66 @@ func Merge(decls ...[]*discordgo.ApplicationCommand) ([]*discordgo.ApplicationCo
 			prev.Options = merged
 		}
 	}
-	for _, c := range out {
+	top := make([]named, len(out))
+	for i, c := range out {
 		if len(c.Options) > maxOptions {
 			errs = append(errs, fmt.Errorf("commands: /%s has %d options, Discord allows %d", c.Name, len(c.Options), maxOptions))
 		}
+		var locs map[discordgo.Locale]string
+		if c.NameLocalizations != nil {
+			locs = *c.NameLocalizations
+		}
+		top[i] = named{c.Name, locs}
+		errs = append(errs, siblingsUnique("/"+c.Name, c.Options))
 	}
+	errs = append(errs, unique("", top))
 	return out, errors.Join(errs...)
+}
+
+// named is a command or option's name and its localizations.
+type named struct {
+	name string
+	locs map[discordgo.Locale]string
+}
+
+// siblingsUnique checks every level of options below path: Discord
+// refuses the whole registration when two siblings show one name in any
+// locale.
+func siblingsUnique(path string, opts []*discordgo.ApplicationCommandOption) error {
+	ns := make([]named, len(opts))
+	var errs []error
+	for i, o := range opts {
+		ns[i] = named{o.Name, o.NameLocalizations}
+		errs = append(errs, siblingsUnique(path+"/"+o.Name, o.Options))
+	}
+	return errors.Join(append(errs, unique(path, ns))...)
+}
+
+// unique reports siblings that share a name in some locale: the name a
+// member of that locale sees, its localization or else the default name.
+func unique(path string, siblings []named) error {
+	locales := map[discordgo.Locale]bool{}
+	for _, n := range siblings {
+		for l := range n.locs {
+			locales[l] = true
+		}
+	}
+	var errs []error
+	for _, l := range slices.Sorted(maps.Keys(locales)) {
+		seen := map[string]string{}
+		for _, n := range siblings {
+			shown := n.name
+			if s, ok := n.locs[l]; ok && s != "" {
+				shown = s
+			}
+			if other, dup := seen[shown]; dup {
+				errs = append(errs, fmt.Errorf("commands: %s/%s and %s/%s are both named %q in locale %s; Discord refuses the registration", path, other, path, n.name, shown, string(l)))
+				continue
+			}
+			seen[shown] = n.name
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func samePerm(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
@@ -184,8 +240,12 @@ func validate(c *discordgo.ApplicationCommand) error {
 	path := "/" + c.Name
 	check(path, c.Name, c.Description)
 	if c.NameLocalizations != nil {
+		var descs map[discordgo.Locale]string
+		if c.DescriptionLocalizations != nil {
+			descs = *c.DescriptionLocalizations
+		}
 		for l, n := range *c.NameLocalizations {
-			check(path+" ("+string(l)+")", n, (*c.DescriptionLocalizations)[l])
+			check(path+" ("+string(l)+")", n, descs[l])
 		}
 	}
 	var walk func(path string, opts []*discordgo.ApplicationCommandOption)

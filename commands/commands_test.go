@@ -88,3 +88,52 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+// Discord refuses a registration in which two sibling commands or options
+// show one name in some locale (a localization, or the default name where
+// a sibling has none), so herald refuses it before sending.
+func TestMergeRefusesSiblingsNamedAlikeInALocale(t *testing.T) {
+	t.Parallel()
+	about := func(names map[discordgo.Locale]string) map[discordgo.Locale]string {
+		out := map[discordgo.Locale]string{}
+		for l, n := range names {
+			out[l] = "about " + n
+		}
+		return out
+	}
+	sub := func(name string, locs map[discordgo.Locale]string) *discordgo.ApplicationCommandOption {
+		return &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand, Name: name, Description: name,
+			NameLocalizations: locs, DescriptionLocalizations: about(locs)}
+	}
+	cmd := func(name string, locs map[discordgo.Locale]string, opts ...*discordgo.ApplicationCommandOption) []*discordgo.ApplicationCommand {
+		descs := about(locs)
+		return []*discordgo.ApplicationCommand{{Name: name, Description: "about " + name, NameLocalizations: &locs,
+			DescriptionLocalizations: &descs, Options: opts}}
+	}
+	ko := func(n string) map[discordgo.Locale]string { return map[discordgo.Locale]string{discordgo.Korean: n} }
+	for _, tc := range []struct {
+		name  string
+		decls [][]*discordgo.ApplicationCommand
+		want  string
+	}{
+		{"two subcommands", [][]*discordgo.ApplicationCommand{cmd("tickets", nil, sub("panel", ko("패널")), sub("panels", ko("패널")))},
+			`/tickets/panel and /tickets/panels are both named "패널" in locale ko`},
+		{"a localization equal to a sibling's default name", [][]*discordgo.ApplicationCommand{cmd("tickets", nil, sub("panel", nil), sub("panels", ko("panel")))},
+			`are both named "panel" in locale ko`},
+		{"two commands", [][]*discordgo.ApplicationCommand{cmd("ticket", ko("티켓")), cmd("tickets", ko("티켓"))},
+			`/ticket and /tickets are both named "티켓" in locale ko`},
+		{"inside a group", [][]*discordgo.ApplicationCommand{cmd("rolemenu", nil, &discordgo.ApplicationCommandOption{
+			Type: discordgo.ApplicationCommandOptionSubCommandGroup, Name: "option", Description: "option",
+			Options: []*discordgo.ApplicationCommandOption{sub("add", ko("추가")), sub("edit", ko("추가"))}})},
+			`/rolemenu/option/add and /rolemenu/option/edit are both named "추가"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Merge(tc.decls...); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Merge = %v, want an error saying %s", err, tc.want)
+			}
+		})
+	}
+	if _, err := Merge(cmd("tickets", nil, sub("panel", ko("패널")), sub("panels", ko("모든패널")))); err != nil {
+		t.Fatalf("distinct names refused: %v", err)
+	}
+}
