@@ -94,6 +94,10 @@ const FastPathPool = "herald-fastpath"
 // dashboards cost one database round per second however many they are.
 const readyTTL = time.Second
 
+// registerTimeout bounds the command registration at start: herald then
+// goes on with the commands Discord has.
+const registerTimeout = 30 * time.Second
+
 // stopGrace is how long shutdown waits beyond the configured timeout for
 // cancelled jobs to return and HTTP requests to drain.
 const stopGrace = 5 * time.Second
@@ -106,6 +110,8 @@ type App struct {
 	// features' needs its privileged intents do not meet.
 	application rest.Application
 	missing     []feature.Need
+	// commands are the features' commands, registered at Run.
+	commands []*discordgo.ApplicationCommand
 	pool        *pgxpool.Pool // River, job workers, the admin server
 	// fastPool serves the fast path only, so an interaction never waits
 	// for a connection behind busy job workers.
@@ -181,6 +187,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		Roles: guildroles.New(a.discord, a.application.BotUserID, rolesWindow),
 		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry})}
 	if err := feature.Build(kit, all...); err != nil {
+		return nil, err
+	}
+	if a.commands, err = feature.Commands(a.catalog, all...); err != nil {
 		return nil, err
 	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
@@ -285,6 +294,11 @@ func (a *App) Run(ctx context.Context) error {
 		<-dispatched
 		return errors.Join(serr, a.stopRiver(kinds))
 	}
+	rctx, cancelRegister := context.WithTimeout(ctx, registerTimeout)
+	if err := syncCommands(rctx, a.pool, a.discord, a.commands, a.log); err != nil {
+		a.log.ErrorContext(ctx, "herald could not register its commands; Discord shows the ones registered before until the next start", "err", err)
+	}
+	cancelRegister()
 	gateway.RouteLibraryLogs(a.log)
 	rt, err := transport.Rewrite(a.engine.RoundTripper(), a.cfg.DiscordAPI)
 	if err != nil {
