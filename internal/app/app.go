@@ -112,7 +112,7 @@ type App struct {
 	missing     []feature.Need
 	// commands are the features' commands, registered at Run.
 	commands []*discordgo.ApplicationCommand
-	pool        *pgxpool.Pool // River, job workers, the admin server
+	pool     *pgxpool.Pool // River, job workers, the admin server
 	// fastPool serves the fast path only, so an interaction never waits
 	// for a connection behind busy job workers.
 	fastPool *pgxpool.Pool
