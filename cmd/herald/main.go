@@ -51,7 +51,8 @@ func commands() []command {
 	return []command{
 		{"run", "run the bot: gateway, job workers and the admin HTTP server", cmdRun},
 		{"migrate", "create the database if needed and apply River's and herald's migrations", cmdMigrate},
-		{"register-commands", "bulk-overwrite herald's slash commands (globally, or --guild ID)", cmdRegisterCommands},
+		{"invite", "check the token and print the URL that adds herald to a server, with the permissions and intents it needs", cmdInvite},
+		{"register-commands", "bulk-overwrite herald's slash commands (globally, or --guild ID); herald run registers them itself", cmdRegisterCommands},
 		{"sim", "run the Discord simulator on its own", cmdSim},
 		{"demo", "play a busy server with faults against the simulator and check nothing was lost or duplicated", cmdDemo},
 		{"bench", "benchmarks, side by side with what herald replaces: " + strings.Join(suiteNames(), ", "), cmdBench},
