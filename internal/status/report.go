@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
@@ -68,6 +69,9 @@ type summary struct {
 	db      *pgxpool.Pool
 	reports *feature.Reports
 	health  func() transport.Health
+	// missing are the features' needs the application's privileged
+	// intents do not meet, as read at start.
+	missing []feature.Need
 }
 
 // render is the guild's summary under head, within one message.
@@ -84,17 +88,37 @@ func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer
 	if err != nil {
 		return "", err
 	}
+	intentLines := missingLines(loc, s.missing)
 	sections := []section{
+		{loc.T("status.intents_title", nil), intentLines},
 		{loc.T("status.lanes_title", nil), lanes},
 		{loc.T("status.waiting_title", nil), waits},
 		{loc.T("status.failed_title", nil), fails},
 		{loc.T("status.objects_title", nil), objects},
 		{loc.T("status.transport_title", nil), healthLines(loc, s.health(), now)},
 	}
-	if len(waits)+len(fails)+len(objects) == 0 {
+	if len(intentLines)+len(waits)+len(fails)+len(objects) == 0 {
 		head += "\n" + loc.T("status.all_clear", nil)
 	}
 	return render(loc, head, sections, maxContent), nil
+}
+
+// missingLines names each privileged intent herald runs without, what it
+// turns off and where the owner switches it on.
+func missingLines(loc *i18n.Localizer, missing []feature.Need) []string {
+	var lines []string
+	for _, p := range intents.All {
+		var off []string
+		for _, n := range missing {
+			if n.Intent == p {
+				off = append(off, loc.T(n.Without, nil))
+			}
+		}
+		if len(off) > 0 {
+			lines = append(lines, loc.T("status.intent_missing", map[string]any{"Intent": p.Name, "Off": strings.Join(off, "; ")}))
+		}
+	}
+	return lines
 }
 
 // laneLines counts the guild's jobs per lane the way work.StateOf names

@@ -39,7 +39,7 @@ func build(k feature.Kit) error {
 		r.Command("/board", board)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog})
-	sum := summary{db: k.DB, reports: k.Reports, health: k.Health}
+	sum := summary{db: k.DB, reports: k.Reports, health: k.Health, missing: k.Missing}
 	work.Register(k.Jobs, &statusWorker{summary: sum, followups: k.Followups, catalog: k.Catalog})
 	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: k.Config.Var(boardInterval.Key).(time.Duration)})
 	return nil
