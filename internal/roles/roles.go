@@ -58,17 +58,22 @@ func build(k feature.Kit) error {
 	}
 	k.Routes.Route("/roles/bulk", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageRoles))
-		r.Command("/add", start(k.Bulk, kindAdd, "roles.bulk.title_add"))
-		r.Command("/remove", start(k.Bulk, kindRemove, "roles.bulk.title_remove"))
+		members := intents.ServerMembers.EnabledBy(k.Application.Flags)
+		r.Command("/add", start(k.Bulk, members, kindAdd, "roles.bulk.title_add"))
+		r.Command("/remove", start(k.Bulk, members, kindRemove, "roles.bulk.title_remove"))
 	})
 	return nil
 }
 
 // start is the fast path of /roles bulk add|remove: it records the
 // action; the runner lists the members and checks the role with fresh
-// data.
-func start(b *bulk.Actions, kind, title string) interaction.Handler {
+// data. Discord lists a server's members only to applications with the
+// Server Members intent: without it, the admin is told so at once.
+func start(b *bulk.Actions, members bool, kind, title string) interaction.Handler {
 	return func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+		if !members {
+			return interaction.Ephemeral(in.Localizer.T("roles.bulk.needs_members", map[string]any{"Intent": intents.ServerMembers.Name})), nil
+		}
 		o := in.Options()
 		p := params{RoleID: o.String("role"), WithRoleID: o.String("members-with")}
 		if in.Member != nil {

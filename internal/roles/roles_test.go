@@ -192,3 +192,20 @@ func TestBulkRefused(t *testing.T) {
 		t.Errorf("%d role changes sent", n)
 	}
 }
+
+// Without the Server Members intent Discord does not list a server's
+// members: /roles bulk says so at once, names the intent and where to
+// switch it on, and starts nothing.
+func TestBulkNeedsServerMembers(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture(3)), heraldtest.WithApplicationFlags(0))
+	r := h.As("admin").Command("general", "/roles/bulk/add", heraldtest.Opts{"role": h.Role("Red"), "members-with": h.Role("Blue")}).Reply()
+	if !strings.Contains(r.Content, "Server Members Intent") || !strings.Contains(r.Content, "Privileged Gateway Intents") {
+		t.Fatalf("answer %q", r.Content)
+	}
+	var actions int
+	h.DB.QueryRow(t.Context(), "SELECT count(*) FROM bulk_actions").Scan(&actions)
+	if actions != 0 || withRole(h, "Red") != 0 {
+		t.Fatalf("%d actions started, %d members given the role", actions, withRole(h, "Red"))
+	}
+}
