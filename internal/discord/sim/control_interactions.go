@@ -102,6 +102,9 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 	if !ok {
 		return nil, errors.New("sim: unknown guild")
 	}
+	if g.members[s.st.botID] == nil {
+		return nil, errors.New("sim: the bot is not in that guild: Discord shows its commands nowhere there")
+	}
 	c, ok := s.st.channels[req.ChannelID]
 	if !ok || c.guildID != g.id {
 		return nil, errors.New("sim: unknown channel in that guild")

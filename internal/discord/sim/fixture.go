@@ -22,6 +22,10 @@ type Fixture struct {
 	// Emojis names the guild's custom emojis, which reactions can use as
 	// name:id.
 	Emojis []string `json:"emojis,omitempty"`
+	// Uninvited makes a server the bot has not been added to yet: no bot
+	// member and no bot role until its owner follows an invite URL
+	// (POST /_sim/oauth2/authorize). BotRole is then ignored.
+	Uninvited bool `json:"uninvited,omitempty"`
 }
 
 type FixtureRole struct {
@@ -150,7 +154,7 @@ func DefaultFixture() Fixture {
 }
 
 // LoadFixture creates the fixture's guild with the bot as a member and
-// raises GUILD_CREATE for connected sessions.
+// raises GUILD_CREATE for connected sessions (unless Uninvited).
 func (s *Server) LoadFixture(f Fixture) (FixtureResult, error) {
 	s.mu.Lock()
 	res, guild, err := s.loadFixture(f)
@@ -158,7 +162,9 @@ func (s *Server) LoadFixture(f Fixture) (FixtureResult, error) {
 	if err != nil {
 		return FixtureResult{}, err
 	}
-	s.gw.Dispatch(guild["id"].(string), "GUILD_CREATE", guild)
+	if guild != nil {
+		s.gw.Dispatch(res.ID, "GUILD_CREATE", guild)
+	}
 	return res, nil
 }
 
@@ -206,7 +212,7 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 		res.Roles = append(res.Roles, NamedID{ID: r.id, Name: r.name})
 	}
 	botRole := &role{id: st.ids.next(now), name: s.opts.BotName, permissions: defaultBotPerms, position: top + 1, managed: true}
-	if br := f.BotRole; br != nil {
+	if br := f.BotRole; br != nil && !f.Uninvited {
 		if br.Name != "" {
 			botRole.name = br.Name
 		}
@@ -217,16 +223,20 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 			botRole.position = br.Position
 		}
 	}
-	g.roles[botRole.id] = botRole
-	byName[botRole.name] = botRole
-	res.BotRoleID = botRole.id
+	if !f.Uninvited {
+		g.roles[botRole.id] = botRole
+		byName[botRole.name] = botRole
+		res.BotRoleID = botRole.id
+	}
 
 	owner := &user{id: st.ids.next(now), username: "owner"}
 	g.ownerID = owner.id
 	users := []*user{owner}
 	g.members[owner.id] = &member{userID: owner.id, joinedAt: now}
 	res.Members = append(res.Members, MemberName{ID: owner.id, Username: owner.username})
-	g.members[st.botID] = &member{userID: st.botID, roles: []string{botRole.id}, joinedAt: now}
+	if !f.Uninvited {
+		g.members[st.botID] = &member{userID: st.botID, roles: []string{botRole.id}, joinedAt: now}
+	}
 	for _, fm := range f.Members {
 		u := &user{id: st.ids.next(now), username: fm.Username, dmsClosed: fm.DMsClosed}
 		m := &member{userID: u.id, joinedAt: now}
@@ -261,6 +271,9 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	}
 	st.guilds[g.id] = g
 	st.guildOrder = append(st.guildOrder, g.id)
+	if f.Uninvited {
+		return res, nil, nil
+	}
 	return res, st.renderGatewayGuild(g), nil
 }
 

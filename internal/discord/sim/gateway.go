@@ -36,6 +36,9 @@ func (s *Server) ready(shardID, shardCount int) wsgateway.Ready {
 	app, _ := json.Marshal(map[string]any{"id": s.st.appID, "flags": s.st.appFlags})
 	r := wsgateway.Ready{User: user, Application: app}
 	for _, id := range s.st.guildOrder {
+		if s.st.guilds[id].members[s.st.botID] == nil {
+			continue // not invited yet
+		}
 		if shardCount > 1 {
 			n, _ := strconv.ParseUint(id, 10, 64)
 			if int((n>>22)%uint64(shardCount)) != shardID {

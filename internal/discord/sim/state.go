@@ -255,18 +255,28 @@ func newState(now time.Time, botName string) *state {
 	return s
 }
 
+// guild looks up a guild the bot is in: one it has not been added to
+// answers 403 Missing Access, as Discord does.
 func (s *state) guild(id string) (*guild, *apiError) {
 	g, ok := s.guilds[id]
 	if !ok {
 		return nil, errUnknown(codeUnknownGuild)
 	}
+	if g.members[s.botID] == nil {
+		return nil, errMissingAccess
+	}
 	return g, nil
 }
 
+// channel looks up a channel; one of a guild the bot is not in answers
+// 403 Missing Access.
 func (s *state) channel(id string) (*channel, *apiError) {
 	c, ok := s.channels[id]
 	if !ok {
 		return nil, errUnknown(codeUnknownChannel)
+	}
+	if g, ok := s.guilds[c.guildID]; ok && g.members[s.botID] == nil {
+		return nil, errMissingAccess
 	}
 	return c, nil
 }

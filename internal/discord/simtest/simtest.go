@@ -238,6 +238,24 @@ func (s *Sim) SetApplicationFlags(flags int64) {
 	s.control(http.MethodPost, "/_sim/application", map[string]int64{"flags": flags}, nil, http.StatusOK)
 }
 
+// Authorize follows a bot invite URL as the owner of guildID does, through
+// POST /_sim/oauth2/authorize, and returns the bot's managed role.
+func (s *Sim) Authorize(inviteURL, guildID string) string {
+	s.t.Helper()
+	var out struct {
+		BotRoleID string `json:"bot_role_id"`
+	}
+	s.control(http.MethodPost, "/_sim/oauth2/authorize", sim.Authorization{URL: inviteURL, GuildID: guildID}, &out, http.StatusOK)
+	return out.BotRoleID
+}
+
+// MoveRole drags a role to position in the guild's role list, as its
+// owner does in Server Settings › Roles.
+func (s *Sim) MoveRole(guildID, roleID string, position int) {
+	s.t.Helper()
+	s.control(http.MethodPatch, "/_sim/guilds/"+guildID+"/roles/"+roleID, map[string]int{"position": position}, nil, http.StatusNoContent)
+}
+
 // CreateGuild loads a fixture through POST /_sim/guilds.
 func (s *Sim) CreateGuild(f sim.Fixture) sim.FixtureResult {
 	s.t.Helper()
