@@ -60,14 +60,22 @@ func cmdRun(ctx context.Context, args []string, e env) int {
 		return exitFail
 	}
 	a, err := app.New(ctx, cfg, log)
-	if err != nil {
-		return failed(log, "herald cannot start", err)
+	if err == nil {
+		err = a.Run(ctx)
 	}
-	if err := a.Run(ctx); err != nil {
-		return failed(log, "herald stopped with an error", err)
+	var fatal *app.FatalError
+	switch {
+	case err == nil:
+		log.Info("herald stopped")
+		return exitOK
+	case errors.As(err, &fatal) && cfg.HoldOnFatal:
+		failed(log, "herald cannot run", err)
+		if err := app.Hold(ctx, cfg, log, fatal); err != nil {
+			log.Error("herald could not wait", "err", err)
+		}
+		return app.ExitFatal
 	}
-	log.Info("herald stopped")
-	return exitOK
+	return failed(log, "herald cannot run", err)
 }
 
 // failed logs why herald stopped and picks the exit status: ExitFatal for

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -165,7 +167,8 @@ func TestRunRejectedTokenExitsFatal(t *testing.T) {
 	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-current-token"}))
 	var logs logbuf.Buffer
 	c := run(t.Context(), []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
-		v, ok := map[string]string{"DISCORD_TOKEN": "an-old-token", "DATABASE_URL": pgtest.URL(t),
+		// No database: Discord's answer comes first.
+		v, ok := map[string]string{"DISCORD_TOKEN": "an-old-token", "DATABASE_URL": "postgres://herald@127.0.0.1:1/herald",
 			"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
 		return v, ok
 	}})
@@ -178,5 +181,47 @@ func TestRunRejectedTokenExitsFatal(t *testing.T) {
 	unit, err := os.ReadFile("../../deploy/herald.service")
 	if err != nil || !strings.Contains(string(unit), "RestartPreventExitStatus=78") {
 		t.Fatalf("deploy/herald.service must not restart on 78: %v", err)
+	}
+}
+
+// With HERALD_ON_FATAL=wait (the Kubernetes manifest and Compose, which
+// restart any container that exits), a rejected token keeps herald up and
+// unready with the reason and the fix on /readyz until it is stopped.
+func TestRunRejectedTokenWaits(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-current-token"}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	var logs logbuf.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"run"}, env{stdout: io.Discard, stderr: &logs, lookup: func(k string) (string, bool) {
+			v, ok := map[string]string{"DISCORD_TOKEN": "an-old-token", "DATABASE_URL": "postgres://herald@127.0.0.1:1/herald", "HERALD_ON_FATAL": "wait",
+				"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": addr}[k]
+			return v, ok
+		}})
+	}()
+	var body string
+	wait.Until(t, "/readyz naming the rejected token", func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		body = string(b)
+		return res.StatusCode == 503 && strings.Contains(body, "Reset Token")
+	})
+	if res, err := http.Get("http://" + addr + "/healthz"); err != nil || res.StatusCode != 200 {
+		t.Fatalf("healthz while waiting: %v", err)
+	}
+	cancel()
+	if c := <-code; c != 78 || strings.Contains(logs.String()+body, "an-old-token") {
+		t.Fatalf("run = %d\n%s", c, logs.String())
 	}
 }

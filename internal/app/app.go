@@ -145,6 +145,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 			a.close()
 		}
 	}()
+	// Discord first: a rejected token or a wrong application is fatal,
+	// whatever the database's state.
+	if a.application, err = readApplication(ctx, cfg, log); err != nil {
+		return nil, err
+	}
 	if cfg.AutoMigrate {
 		if err := Migrate(ctx, cfg, log); err != nil {
 			return nil, err
@@ -161,9 +166,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		return nil, err
 	}
 	if a.catalog, err = i18n.New(locales.FS); err != nil {
-		return nil, err
-	}
-	if a.application, err = readApplication(ctx, cfg, log); err != nil {
 		return nil, err
 	}
 	all := append(Features(), extra...)

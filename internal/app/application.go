@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
@@ -83,4 +87,23 @@ func warnMissing(log *slog.Logger, c *i18n.Catalog, missing []feature.Need) {
 				"fix", "Developer Portal › your application › Bot › Privileged Gateway Intents › "+p.Name+", then restart herald")
 		}
 	}
+}
+
+// Hold serves the admin server's health endpoints for a herald that met
+// fatal — /healthz alive, /readyz 503 with the reason and the fix — until
+// ctx ends, so an orchestrator that restarts every exited container
+// (Kubernetes, Compose) keeps it instead of restarting it in a loop.
+func Hold(ctx context.Context, cfg config.Config, log *slog.Logger, fatal *FatalError) error {
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("app: admin HTTP: %w", err)
+	}
+	srv := adminhttp.Server(adminhttp.Handler(func(context.Context) ([]string, error) { return nil, fatal },
+		prometheus.NewRegistry(), log, adminhttp.Operator{}))
+	go srv.Serve(ln)
+	log.WarnContext(ctx, "herald waits, unready, until it is stopped (HERALD_ON_FATAL=wait)", "admin", ln.Addr().String())
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	return srv.Shutdown(sctx)
 }

@@ -29,6 +29,9 @@ type Config struct {
 	LogFormat       string // text or json
 	LogLevel        slog.Level
 	AutoMigrate     bool
+	// HoldOnFatal keeps a herald that cannot run until its configuration
+	// changes up and unready instead of exiting (HERALD_ON_FATAL=wait).
+	HoldOnFatal bool
 	ShutdownTimeout time.Duration
 	Lanes           LaneWorkers
 	// JobTimeouts bound one attempt of a job, per lane; a job whose
@@ -232,6 +235,15 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_ON_FATAL", Default: "exit", RunOnly: true,
+		Help: "when herald cannot run until its configuration changes (token rejected, wrong DISCORD_APP_ID, a fatal gateway close): `exit` with status 78, which the systemd unit does not restart, or `wait` unready with the reason on /readyz until stopped, for Kubernetes and Compose, which restart any container that exits"}, parse: func(c *Config, v string) error {
+		switch v {
+		case "exit", "wait":
+			c.HoldOnFatal = v == "wait"
+			return nil
+		}
+		return fmt.Errorf("must be exit or wait, got %q", v)
+	}},
 	{Setting: Setting{Key: "HERALD_SHUTDOWN_TIMEOUT", Default: "30s", Help: "how long running jobs may finish after SIGTERM"}, parse: func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -409,6 +421,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Bool("auto_migrate", c.AutoMigrate),
+		slog.Bool("hold_on_fatal", c.HoldOnFatal),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 		slog.Int("workers_interactive", c.Lanes.Interactive),
 		slog.Int("workers_events", c.Lanes.Events),

@@ -2,6 +2,7 @@ package heraldtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -60,10 +61,24 @@ func (m Member) Autocomplete(channel, path, focused, value string, opts Opts) Se
 func (m Member) command(kind, channel, path string, opts Opts, focused string) Sent {
 	h := m.h
 	h.t.Helper()
+	name, options, err := CommandOptions(h.commands, path, opts, focused, kind == "command")
+	if err != nil {
+		h.t.Fatalf("heraldtest: %v", err)
+	}
+	return m.interact(sim.InteractionRequest{Kind: kind, ChannelID: h.Channel(channel), Name: name, Options: options})
+}
+
+// CommandOptions is how Discord sends the slash command at path ("/rolemenu/option/add")
+// of cmds: the command's name, and opts typed from its declaration inside
+// the subcommand groups and subcommands on the path; focused marks the
+// option being typed in an autocomplete request. An undeclared command or
+// option, or a missing required one when required is set, is an error,
+// since Discord would never send it.
+func CommandOptions(cmds map[string]*discordgo.ApplicationCommand, path string, opts Opts, focused string, required bool) (string, []any, error) {
 	names := strings.Split(strings.Trim(path, "/"), "/")
-	cmd := h.commands[names[0]]
+	cmd := cmds[names[0]]
 	if cmd == nil {
-		h.t.Fatalf("heraldtest: /%s is not a declared command", names[0])
+		return "", nil, fmt.Errorf("/%s is not a declared command", names[0])
 	}
 	declared := cmd.Options
 	var wrap []*discordgo.ApplicationCommandOption // the groups and subcommand on the path
@@ -75,7 +90,7 @@ func (m Member) command(kind, channel, path string, opts Opts, focused string) S
 			}
 		}
 		if next == nil {
-			h.t.Fatalf("heraldtest: %s is not a declared command path", path)
+			return "", nil, fmt.Errorf("%s is not a declared command path", path)
 		}
 		wrap, declared = append(wrap, next), next.Options
 	}
@@ -84,8 +99,8 @@ func (m Member) command(kind, channel, path string, opts Opts, focused string) S
 	for _, o := range declared {
 		v, ok := opts[o.Name]
 		if !ok {
-			if o.Required && kind == "command" {
-				h.t.Fatalf("heraldtest: %s: required option %q missing", path, o.Name)
+			if o.Required && required {
+				return "", nil, fmt.Errorf("%s: required option %q missing", path, o.Name)
 			}
 			continue
 		}
@@ -98,14 +113,14 @@ func (m Member) command(kind, channel, path string, opts Opts, focused string) S
 	}
 	for name := range opts {
 		if !seen[name] {
-			h.t.Fatalf("heraldtest: %s has no option %q", path, name)
+			return "", nil, fmt.Errorf("%s has no option %q", path, name)
 		}
 	}
 	options := leaf
 	for i := len(wrap) - 1; i >= 0; i-- {
 		options = []any{map[string]any{"type": int(wrap[i].Type), "name": wrap[i].Name, "options": options}}
 	}
-	return m.interact(sim.InteractionRequest{Kind: kind, ChannelID: h.Channel(channel), Name: cmd.Name, Options: options})
+	return cmd.Name, options, nil
 }
 
 // Click presses the button with customID on a message.
