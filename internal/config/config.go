@@ -24,14 +24,14 @@ type Config struct {
 	HTTPAddr     string
 	// AdminUser and AdminPassword guard the operator tools on the admin
 	// server (River's UI, /debug/transport); both or neither.
-	AdminUser       string
-	AdminPassword   Secret
-	LogFormat       string // text or json
-	LogLevel        slog.Level
-	AutoMigrate     bool
+	AdminUser     string
+	AdminPassword Secret
+	LogFormat     string // text or json
+	LogLevel      slog.Level
+	AutoMigrate   bool
 	// HoldOnFatal keeps a herald that cannot run until its configuration
 	// changes up and unready instead of exiting (HERALD_ON_FATAL=wait).
-	HoldOnFatal bool
+	HoldOnFatal     bool
 	ShutdownTimeout time.Duration
 	Lanes           LaneWorkers
 	// JobTimeouts bound one attempt of a job, per lane; a job whose

@@ -144,8 +144,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 23 {
-		t.Errorf("got %d settings, want 23", len(seen))
+	if len(seen) != 24 {
+		t.Errorf("got %d settings, want 24", len(seen))
 	}
 }
 
@@ -306,5 +306,18 @@ func TestJobTimeouts(t *testing.T) {
 		if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "HERALD_JOB_TIMEOUT") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+// HERALD_ON_FATAL is exit (the default) or wait, nothing else.
+func TestOnFatal(t *testing.T) {
+	for v, hold := range map[string]bool{"": false, "exit": false, "wait": true} {
+		c, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "HERALD_ON_FATAL": v}))
+		if err != nil || c.HoldOnFatal != hold {
+			t.Errorf("HERALD_ON_FATAL=%q: hold %v, %v", v, c.HoldOnFatal, err)
+		}
+	}
+	if _, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "HERALD_ON_FATAL": "restart"})); err == nil || !strings.Contains(err.Error(), "HERALD_ON_FATAL must be exit or wait") {
+		t.Errorf("a bad value: %v", err)
 	}
 }
