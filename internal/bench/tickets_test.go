@@ -31,8 +31,12 @@ func TestTicketsRun(t *testing.T) {
 	if n := res.OpenCallsByRoute["POST /channels/{channel_id}/threads"]; n != res.Opened {
 		t.Errorf("%d threads created for %d tickets", n, res.Opened)
 	}
-	if res.RatioP50 < 1 || res.RatioP99 < 1 || res.Opened == 20 && (math.IsInf(res.RatioP50, 0) || math.IsInf(res.RatioP99, 0)) {
-		t.Errorf("ratios to the minimum p50 %.3f, p99 %.3f: below 1 means the minimum is wrong", res.RatioP50, res.RatioP99)
+	// The least is the bucket served in click order, which no schedule
+	// beats at the slowest ticket (p99 of 20 is the slowest). A schedule
+	// that serves a later click first in a window spreads the latencies
+	// and may land below it at p50, so p50 is only required to be finite.
+	if res.RatioP99 < 1 || res.Opened == 20 && (math.IsInf(res.RatioP50, 0) || math.IsInf(res.RatioP99, 0)) {
+		t.Errorf("ratios to the minimum p50 %.3f, p99 %.3f: p99 below 1 means the minimum is wrong", res.RatioP50, res.RatioP99)
 	}
 	// 650 member messages and the welcome: seven pages of history, read
 	// no faster than the bucket's five per window allows (one window).
