@@ -33,6 +33,10 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 	if name == "" || utf8.RuneCountInString(name) > 50 {
 		return say(in, "bad_name", nil), nil
 	}
+	description := strings.TrimSpace(o.String("description"))
+	if n := utf8.RuneCountInString(description); n > maxMenuText {
+		return say(in, "bad_menu_description", map[string]any{"Max": maxMenuText, "Count": n}), nil
+	}
 	style, mode := cmp.Or(o.String("style"), "buttons"), cmp.Or(o.String("mode"), "toggle")
 	if !slices.Contains(styles, style) {
 		return badChoice(in, style, styles), nil
@@ -42,7 +46,7 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 	}
 	var id int64
 	err := in.DB().QueryRow(ctx, `INSERT INTO rolemenus (guild_id, name, style, mode, description) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (guild_id, name) DO NOTHING RETURNING id`, in.GuildID, name, style, mode, strings.TrimSpace(o.String("description"))).Scan(&id)
+		ON CONFLICT (guild_id, name) DO NOTHING RETURNING id`, in.GuildID, name, style, mode, description).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return say(in, "exists", map[string]any{"Name": name}), nil
 	}
@@ -59,6 +63,21 @@ var (
 	styles = []string{"buttons", "select"}
 	modes  = []string{"toggle", "unique", "verify", "drop"}
 )
+
+// badText refuses an option's label or description that Discord would
+// not show, naming the limit; nil when both fit. The command declares
+// these lengths, so only a client with an outdated command list, or a
+// forged request, sends longer ones: refused, rather than cut to
+// something the admin did not write.
+func badText(in *interaction.Interaction, label, description string) *discordgo.InteractionResponse {
+	if n := utf8.RuneCountInString(label); n > maxButtonLabel {
+		return say(in, "bad_label", map[string]any{"Max": maxButtonLabel, "Count": n})
+	}
+	if n := utf8.RuneCountInString(description); n > maxDescription {
+		return say(in, "bad_description", map[string]any{"Max": maxDescription, "Count": n})
+	}
+	return nil
+}
 
 // badChoice refuses a value that is not one of allowed, naming them.
 func badChoice(in *interaction.Interaction, value string, allowed []string) *discordgo.InteractionResponse {
@@ -119,7 +138,11 @@ func (d *deps) optionEdit(ctx context.Context, in *interaction.Interaction) (*di
 		if !ok {
 			return say(in, "no_option", vars), false, nil
 		}
-		label, emoji, desc := cmp.Or(o.String("label"), opt.Label), cmp.Or(o.String("emoji"), opt.Emoji), cmp.Or(o.String("description"), opt.Description)
+		label, desc := strings.TrimSpace(o.String("label")), strings.TrimSpace(o.String("description"))
+		if r := badText(in, label, desc); r != nil {
+			return r, false, nil
+		}
+		label, emoji, desc := cmp.Or(label, opt.Label), cmp.Or(o.String("emoji"), opt.Emoji), cmp.Or(desc, opt.Description)
 		if _, ok := parseEmoji(emoji); !ok {
 			return say(in, "bad_emoji", map[string]any{"Emoji": emoji}), false, nil
 		}
@@ -137,6 +160,11 @@ func (d *deps) optionRemove(ctx context.Context, in *interaction.Interaction) (*
 			return say(in, "no_option", vars), false, nil
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM rolemenu_options WHERE id = $1`, opt.ID)
+		if len(m.Options) == 1 && m.State == "active" {
+			// Nothing left to show: the message stays as it was (see
+			// publish), and the admin learns why.
+			return say(in, "option_removed_last", vars), true, err
+		}
 		return say(in, "option_removed", vars), true, err
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
@@ -52,14 +53,19 @@ func (d *deps) optionAdd(ctx context.Context, in *interaction.Interaction) (*dis
 	if _, ok := parseEmoji(o.String("emoji")); !ok {
 		return say(in, "bad_emoji", map[string]any{"Emoji": o.String("emoji")}), nil
 	}
-	label := o.String("label")
+	label, desc := strings.TrimSpace(o.String("label")), strings.TrimSpace(o.String("description"))
+	if r := badText(in, label, desc); r != nil {
+		return r, nil
+	}
+	// Without a label the button shows the role's name, cut to fit when
+	// the menu is rendered.
 	if label == "" {
 		if r, ok := o.Role("role"); ok {
 			label = r.Name
 		}
 	}
 	return d.enqueueConfig(ctx, in, configArgs{Op: "option_add", Menu: o.String("menu"), RoleID: o.String("role"),
-		Label: label, Emoji: o.String("emoji"), Description: o.String("description")})
+		Label: label, Emoji: o.String("emoji"), Description: desc})
 }
 
 func (d *deps) setDangerous(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {

@@ -40,7 +40,7 @@ func (w *publishWorker) Work(ctx context.Context, j *river.Job[publishArgs]) err
 // it when there is none, then deletes the message it replaced after a
 // move. A deleted message or channel makes the menu target_missing, and
 // nothing is recreated until an admin republishes. A role deleted since
-// leaves the menu here.
+// leaves the menu here. A menu left with no options is not sent at all.
 func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 	m, err := loadMenuByID(ctx, w.db, menuID)
 	if errors.Is(err, errNoMenu) {
@@ -60,6 +60,12 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 		return err
 	}
 	content, components, err := render(m)
+	if errors.Is(err, errNoOptions) {
+		// The message keeps its last good revision, which the status
+		// shows as visible, with why the saved one is not. The next
+		// change requests a new job.
+		return river.JobCancel(err)
+	}
 	if err != nil {
 		return river.JobCancel(fmt.Errorf("%s: %w", work.ReasonInvalid, err))
 	}
@@ -199,9 +205,18 @@ func (w *publishWorker) dropDeletedRoles(ctx context.Context, m *menu, roles map
 	return nil
 }
 
+// errNoOptions refuses to render a menu with no options: Discord refuses
+// a select menu without options, and a message of buttons without
+// buttons offers nothing.
+var errNoOptions = errors.New("rolemenu: the menu has no options")
+
 // render is the menu's message: its name and description, then five
-// buttons a row or one select menu. Custom IDs carry only ids.
+// buttons a row or one select menu, every text within Discord's limits.
+// Custom IDs carry only ids.
 func render(m *menu) (string, []discordgo.MessageComponent, error) {
+	if len(m.Options) == 0 {
+		return "", nil, errNoOptions
+	}
 	content := "**" + m.Name + "**"
 	if m.Description != "" {
 		content += "\n" + m.Description
@@ -216,8 +231,8 @@ func render(m *menu) (string, []discordgo.MessageComponent, error) {
 		sel := discordgo.SelectMenu{MenuType: discordgo.StringSelectMenu, CustomID: id, MinValues: &lo, MaxValues: hi}
 		for _, o := range m.Options {
 			emoji, _ := parseEmoji(o.Emoji)
-			sel.Options = append(sel.Options, discordgo.SelectMenuOption{Label: o.Label, Value: strconv.FormatInt(o.ID, 10),
-				Description: o.Description, Emoji: emoji})
+			sel.Options = append(sel.Options, discordgo.SelectMenuOption{Label: fit(o.Label, maxSelectLabel), Value: strconv.FormatInt(o.ID, 10),
+				Description: fit(o.Description, maxDescription), Emoji: emoji})
 		}
 		return content, []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{sel}}}, nil
 	}
@@ -229,7 +244,7 @@ func render(m *menu) (string, []discordgo.MessageComponent, error) {
 			return "", nil, err
 		}
 		emoji, _ := parseEmoji(o.Emoji)
-		row.Components = append(row.Components, discordgo.Button{Label: o.Label, Style: discordgo.SecondaryButton, CustomID: id, Emoji: emoji})
+		row.Components = append(row.Components, discordgo.Button{Label: fit(o.Label, maxButtonLabel), Style: discordgo.SecondaryButton, CustomID: id, Emoji: emoji})
 		if len(row.Components) == 5 || i == len(m.Options)-1 {
 			rows = append(rows, row)
 			row = discordgo.ActionsRow{}

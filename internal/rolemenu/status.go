@@ -49,7 +49,7 @@ type menuStatus struct {
 	channelID           *string
 	saved, visible      int64
 	job                 *int64
-	roles               []string
+	roles               []string // of its options
 }
 
 func (w *statusWorker) Work(ctx context.Context, j *river.Job[statusArgs]) error {
@@ -118,14 +118,18 @@ func (d *deps) menuLines(ctx context.Context, guildID string, loc *i18n.Localize
 	return lines, nil
 }
 
-// describe names a menu's state — published, draft, pending, waiting until
-// when and why, or failed with the reason and the fix — and whether it is
-// as it should be (published, or a draft).
+// describe names a menu's state — published, draft, not publishable,
+// pending, waiting until when and why, or failed with the reason and the
+// fix — and whether it is as it should be (published, or a draft).
 func (d *deps) describe(ctx context.Context, client *work.Client, loc *i18n.Localizer, m menuStatus) (string, bool, error) {
 	vars := map[string]any{"Name": m.name}
 	switch {
 	case m.state == "draft":
 		return loc.T("rolemenu.status.draft", nil), true, nil
+	case len(m.roles) == 0:
+		// publish sends nothing for it: the message shows the last
+		// revision that had options.
+		return loc.T("rolemenu.status.no_options", vars), false, nil
 	case m.state == "target_missing" && m.detail == "channel":
 		return loc.T("rolemenu.status.missing_channel", vars), false, nil
 	case m.state == "target_missing":

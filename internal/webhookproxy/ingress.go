@@ -121,7 +121,13 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 	if err := f.err(); err != nil {
 		return delivery{}, false, err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(p.set.maxBody)))
+	// A body that cannot fit is refused before it is read, on its
+	// Content-Length when it has one, else when the reading passes the cap.
+	limit := maxBody(p.set.maxUpload)
+	if r.ContentLength > limit {
+		return delivery{}, false, errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -129,7 +135,7 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 		}
 		return delivery{}, false, errInvalidJSON
 	}
-	contentType, body, apiErr := decode(r.Header.Get("Content-Type"), body, variant)
+	contentType, body, apiErr := decode(r.Header.Get("Content-Type"), body, variant, p.set.maxUpload)
 	if apiErr != nil {
 		return delivery{}, false, apiErr
 	}
@@ -147,8 +153,8 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 
 // decode reads a request body as Discord would and returns what to store:
 // a multipart body as it came, anything else as JSON, a form-encoded body
-// converted.
-func decode(contentType string, body []byte, variant string) (string, []byte, *apiError) {
+// converted. maxUpload is the most its files may hold together.
+func decode(contentType string, body []byte, variant string, maxUpload int64) (string, []byte, *apiError) {
 	switch media, _, _ := mime.ParseMediaType(contentType); media {
 	case "multipart/form-data":
 	case "application/x-www-form-urlencoded":
@@ -161,7 +167,7 @@ func decode(contentType string, body []byte, variant string) (string, []byte, *a
 	default:
 		contentType = "application/json"
 	}
-	if apiErr := check(contentType, body, variant); apiErr != nil {
+	if apiErr := check(contentType, body, variant, maxUpload); apiErr != nil {
 		return "", nil, apiErr
 	}
 	return contentType, body, nil
@@ -169,7 +175,7 @@ func decode(contentType string, body []byte, variant string) (string, []byte, *a
 
 // check validates a Discord execute body; the Slack and GitHub variants
 // carry those services' payloads, which Discord alone interprets.
-func check(contentType string, body []byte, variant string) *apiError {
+func check(contentType string, body []byte, variant string, maxUpload int64) *apiError {
 	if variant != "" {
 		if !validJSON(body) {
 			return errInvalidJSON
@@ -180,10 +186,13 @@ func check(contentType string, body []byte, variant string) *apiError {
 	if apiErr != nil {
 		return apiErr
 	}
+	if files.size > maxUpload {
+		return errTooLarge
+	}
 	if raw == nil {
 		raw = []byte("{}")
 	}
-	return validate(raw, files)
+	return validate(raw, files.count)
 }
 
 // authorize applies the allowlist and, when keys are configured, the

@@ -57,7 +57,7 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 		if err != nil {
 			return nil, false, err
 		}
-		if matches(m, d.webhookID, content, len(embeds), files) {
+		if matches(m, d.webhookID, content, len(embeds), files.count) {
 			b, err := json.Marshal(m)
 			return b, err == nil, err
 		}

@@ -41,9 +41,10 @@ var (
 		Setting: config.Setting{Key: "HERALD_PROXY_MAX_TOTAL", Default: "200000", Help: "pending deliveries all targets together may hold; beyond, callers get 429"},
 		Parse:   positiveInt,
 	}
-	bodyVar = config.Var{
-		Setting: config.Setting{Key: "HERALD_PROXY_MAX_BODY", Default: "26214400", Help: "largest request body in bytes, files included (Discord's 25 MiB); larger gets 413"},
-		Parse:   positiveInt,
+	uploadVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_BODY", Default: "10485760", Help: "upload limit in bytes for the files of one request together (Discord's default 10 MiB; " +
+			"52428800 if every proxied webhook's server is at boost tier 2, 104857600 at tier 3); the body may be 1 MiB larger for the message JSON; more gets 413 unread"},
+		Parse: positiveInt,
 	}
 	retentionVar = config.Var{
 		Setting: config.Setting{Key: "HERALD_PROXY_RETENTION", Default: "24h", Help: "how long delivered bodies are kept before they are pruned"},
@@ -52,7 +53,7 @@ var (
 )
 
 func vars() []config.Var {
-	return []config.Var{addrVar, allowVar, keysVar, adminKeyVar, waitVar, depthVar, totalVar, bodyVar, retentionVar}
+	return []config.Var{addrVar, allowVar, keysVar, adminKeyVar, waitVar, depthVar, totalVar, uploadVar, retentionVar}
 }
 
 // settings are the parsed values.
@@ -64,7 +65,7 @@ type settings struct {
 	wait      time.Duration
 	maxDepth  int
 	maxTotal  int
-	maxBody   int
+	maxUpload int64 // the files' bytes in one request
 	retention time.Duration
 }
 
@@ -85,7 +86,7 @@ func readSettings(c config.Config) (settings, error) {
 	return settings{
 		addr: vals[addrVar.Key].(string), allow: vals[allowVar.Key].(allowList), keys: vals[keysVar.Key].(serviceKeys),
 		adminKey: vals[adminKeyVar.Key].(config.Secret), wait: vals[waitVar.Key].(time.Duration),
-		maxDepth: vals[depthVar.Key].(int), maxTotal: vals[totalVar.Key].(int), maxBody: vals[bodyVar.Key].(int),
+		maxDepth: vals[depthVar.Key].(int), maxTotal: vals[totalVar.Key].(int), maxUpload: int64(vals[uploadVar.Key].(int)),
 		retention: vals[retentionVar.Key].(time.Duration),
 	}, nil
 }

@@ -47,6 +47,35 @@ const (
 	maxUsername   = 80
 )
 
+// Discord's upload limit (docs: Reference, Uploading Files; change log of
+// December 16, 2024: 10 MiB for webhooks too) counts the files, not the
+// message JSON beside them. Since April 2025 Discord checks each file,
+// before it checked their total: the proxy checks the total, which passes
+// neither rule's refusals on. payloadRoom is what a body may hold beyond
+// its files — the message JSON (its text limits keep it far below) and
+// the multipart framing — so a body over maxBody is refused unread.
+const payloadRoom = 1 << 20
+
+// maxBody is the largest body the proxy reads when files may hold
+// maxUpload bytes together.
+func maxBody(maxUpload int64) int64 { return maxUpload + payloadRoom }
+
+// forbiddenNames are what a webhook's name may not contain, in any case
+// (docs: Webhook Resource, Create Webhook); Discord refuses an execute's
+// username override the same way.
+var forbiddenNames = []string{"clyde", "discord"}
+
+// forbiddenIn returns the forbidden word name contains, or "".
+func forbiddenIn(name string) string {
+	lower := strings.ToLower(name)
+	for _, w := range forbiddenNames {
+		if strings.Contains(lower, w) {
+			return w
+		}
+	}
+	return ""
+}
+
 // formErrors collects field errors as Discord's 50035 Invalid Form Body
 // nests them: {"content": {"_errors": [{"code": ..., "message": ...}]}}.
 type formErrors map[string]any
@@ -168,6 +197,8 @@ func validate(raw []byte, files int) *apiError {
 	if username != nil {
 		if n := utf8.RuneCountInString(*username); n < 1 || n > maxUsername {
 			f.add("username", "BASE_TYPE_BAD_LENGTH", fmt.Sprintf("Must be between 1 and %d in length.", maxUsername))
+		} else if w := forbiddenIn(*username); w != "" {
+			f.add("username", "USERNAME_INVALID_CONTAINS", fmt.Sprintf("Username cannot contain %q", w))
 		}
 	}
 	f.maxLen("embeds", len(embeds), maxEmbeds)
@@ -195,53 +226,86 @@ func validate(raw []byte, files int) *apiError {
 	return nil
 }
 
+// attached is what a request's files add up to.
+type attached struct {
+	count int
+	size  int64 // bytes
+}
+
 // message returns the JSON message body inside a request body: the body
-// itself, or the payload_json part of a multipart one, and how many
-// files the multipart body carries.
-func message(contentType string, body []byte) (raw []byte, files int, err *apiError) {
+// itself, or the payload_json part of a multipart one (or its form
+// fields, without payload_json), and the files the multipart body
+// carries.
+func message(contentType string, body []byte) (raw []byte, files attached, err *apiError) {
 	mediaType, params, perr := mime.ParseMediaType(contentType)
 	switch {
 	case perr != nil && len(body) > 0:
-		return nil, 0, errInvalidJSON
+		return nil, attached{}, errInvalidJSON
 	case mediaType == "multipart/form-data":
 		return multipartMessage(body, params["boundary"])
 	default:
-		return body, 0, nil
+		return body, attached{}, nil
 	}
 }
 
-func multipartMessage(body []byte, boundary string) (raw []byte, files int, apiErr *apiError) {
+func multipartMessage(body []byte, boundary string) (raw []byte, files attached, apiErr *apiError) {
 	if boundary == "" {
-		return nil, 0, errInvalidJSON
+		return nil, attached{}, errInvalidJSON
 	}
 	r := multipart.NewReader(bytes.NewReader(body), boundary)
+	fields := url.Values{}
 	for {
 		part, err := r.NextPart()
 		if errors.Is(err, io.EOF) {
-			return raw, files, nil
+			break
 		}
 		if err != nil {
-			return nil, 0, errInvalidJSON
+			return nil, attached{}, errInvalidJSON
 		}
-		switch {
-		case part.FormName() == "payload_json":
-			if raw, err = io.ReadAll(part); err != nil {
-				return nil, 0, errInvalidJSON
-			}
+		switch name := part.FormName(); {
 		case part.FileName() != "":
-			files++
+			n, err := io.Copy(io.Discard, part)
+			if err != nil {
+				return nil, attached{}, errInvalidJSON
+			}
+			files.count++
+			files.size += n
+		case name == "payload_json":
+			if raw, err = io.ReadAll(part); err != nil {
+				return nil, attached{}, errInvalidJSON
+			}
+		case name != "":
+			v, err := io.ReadAll(part)
+			if err != nil {
+				return nil, attached{}, errInvalidJSON
+			}
+			fields.Add(name, string(v))
 		}
 		part.Close()
 	}
+	if raw == nil && len(fields) > 0 {
+		var err error
+		if raw, err = valuesToJSON(fields); err != nil {
+			return nil, attached{}, errInvalidJSON
+		}
+	}
+	return raw, files, nil
 }
 
 // formToJSON turns a form-encoded execute body into the JSON one Discord
-// reads the same fields from; tts is the one field that is not a string.
+// reads the same fields from.
 func formToJSON(body []byte) ([]byte, error) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
 		return nil, err
 	}
+	return valuesToJSON(form)
+}
+
+// valuesToJSON is the JSON message body form fields stand for, in a
+// form-encoded body or the parts of a multipart one; tts is the one field
+// that is not a string.
+func valuesToJSON(form url.Values) ([]byte, error) {
 	obj := map[string]any{}
 	for k, vs := range form {
 		obj[k] = vs[len(vs)-1]

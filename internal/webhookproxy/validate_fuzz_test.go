@@ -3,16 +3,23 @@ package webhookproxy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"mime"
 	"mime/multipart"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
+// fuzzUpload is the upload limit the fuzz target decodes with: small, so
+// inputs cross it.
+const fuzzUpload = 64
+
 // A request body, whatever its content type and route variant: decoding
-// is deterministic; a refusal is one of Discord's error answers; and what
-// is accepted, read independently as plain JSON, keeps every limit
-// validate claims, so Discord never refuses what the proxy acknowledged.
+// is deterministic; a refusal is one of Discord's error answers, 413 only
+// for files over the upload limit; and what is accepted, read
+// independently as plain JSON, keeps every limit validate claims, so
+// Discord never refuses what the proxy acknowledged.
 func FuzzDecode(f *testing.F) {
 	long := strings.Repeat("x", 2001)
 	for _, body := range []string{
@@ -22,6 +29,7 @@ func FuzzDecode(f *testing.F) {
 		`{"embeds":[{},{},{},{},{},{},{},{},{},{},{}]}`, `{"embeds":"x"}`, `{"embeds":[5]}`, `{"username":""}`,
 		`{"content":"x","username":"` + strings.Repeat("u", 81) + `"}`, `{"poll":null}`, `{"poll":{"question":{"text":"?"}}}`,
 		`{"sticker_ids":["1"]}`, `{"components":[{"type":1}]}`, `{"content":5}`, "{\"content\":\"\xff\"}", `[]`, `null`, `{`, ``,
+		`{"content":"x","username":"Clyde"}`, `{"content":"x","username":"my DISCORD relay"}`, `{"content":"x","username":"Disсord"}`,
 	} {
 		f.Add("application/json", []byte(body), "")
 	}
@@ -38,6 +46,21 @@ func FuzzDecode(f *testing.F) {
 	f.Add(w.FormDataContentType(), mp.Bytes(), "")
 	f.Add(w.FormDataContentType(), mp.Bytes()[:mp.Len()/2], "")
 	f.Add("multipart/form-data", mp.Bytes(), "")
+	for _, size := range []int{fuzzUpload, fuzzUpload + 1} {
+		var big bytes.Buffer
+		w := multipart.NewWriter(&big)
+		w.WriteField("payload_json", `{"content":"a large file"}`)
+		fw, _ := w.CreateFormFile("files[0]", "big.bin")
+		fw.Write(bytes.Repeat([]byte("b"), size))
+		w.Close()
+		f.Add(w.FormDataContentType(), big.Bytes(), "")
+	}
+	var fields bytes.Buffer
+	fw2 := multipart.NewWriter(&fields)
+	fw2.WriteField("content", "no payload_json")
+	fw2.WriteField("username", "Discord Bot")
+	fw2.Close()
+	f.Add(fw2.FormDataContentType(), fields.Bytes(), "")
 	f.Add("application/json", []byte(`{"text":"slack"}`), "slack")
 	f.Add("application/json", []byte(`{"action":"opened","Repository":{}}`), "github")
 	f.Add("application/json", []byte("{\"text\":\"\xff\"}"), "slack")
@@ -46,13 +69,18 @@ func FuzzDecode(f *testing.F) {
 		if variant != "" && variant != "slack" && variant != "github" {
 			return // the router answers 404 to any other
 		}
-		ct, stored, apiErr := decode(contentType, body, variant)
-		ct2, stored2, apiErr2 := decode(contentType, body, variant)
+		ct, stored, apiErr := decode(contentType, body, variant, fuzzUpload)
+		ct2, stored2, apiErr2 := decode(contentType, body, variant, fuzzUpload)
 		if ct != ct2 || !bytes.Equal(stored, stored2) || errJSON(t, apiErr) != errJSON(t, apiErr2) {
 			t.Fatalf("decoded differently twice: %q %q %v, then %q %q %v", ct, stored, apiErr, ct2, stored2, apiErr2)
 		}
 		if apiErr != nil {
-			if apiErr.status != 400 || apiErr.Code == 0 || apiErr.Message == "" {
+			switch {
+			case apiErr.status == 413:
+				if n := fileBytes(contentType, body); apiErr.Code != 40005 || n <= fuzzUpload {
+					t.Fatalf("refused with %+v for %d bytes of files: want 40005, and only over %d", apiErr, n, fuzzUpload)
+				}
+			case apiErr.status != 400 || apiErr.Code == 0 || apiErr.Message == "":
 				t.Fatalf("refused with %+v: want a 400 with Discord's code and message", apiErr)
 			}
 			return
@@ -70,10 +98,34 @@ func FuzzDecode(f *testing.F) {
 		if raw == nil {
 			raw = []byte("{}")
 		}
-		if why := breaksLimits(raw, files); why != "" {
-			t.Fatalf("accepted %q (%d files): %s", raw, files, why)
+		if why := breaksLimits(raw, files.count); why != "" {
+			t.Fatalf("accepted %q (%d files): %s", raw, files.count, why)
+		}
+		if n := fileBytes(ct, stored); n > fuzzUpload {
+			t.Fatalf("accepted %d bytes of files, over the limit of %d", n, fuzzUpload)
 		}
 	})
+}
+
+// fileBytes counts the bytes of a body's files as a multipart reader
+// sees them: the parts with a filename.
+func fileBytes(contentType string, body []byte) int64 {
+	media, params, err := mime.ParseMediaType(contentType)
+	if err != nil || media != "multipart/form-data" {
+		return 0
+	}
+	r := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	var n int64
+	for {
+		p, err := r.NextPart()
+		if err != nil {
+			return n
+		}
+		if p.FileName() != "" {
+			c, _ := io.Copy(io.Discard, p)
+			n += c
+		}
+	}
 }
 
 func errJSON(t *testing.T, e *apiError) string {
@@ -105,6 +157,9 @@ func breaksLimits(raw []byte, files int) string {
 	}
 	if u, ok := m["username"]; ok && u != nil && (length(u) < 1 || length(u) > maxUsername) {
 		return "username not 1 to 80 characters"
+	}
+	if u, _ := m["username"].(string); strings.Contains(strings.ToLower(u), "clyde") || strings.Contains(strings.ToLower(u), "discord") {
+		return "username containing clyde or discord"
 	}
 	embeds, _ := m["embeds"].([]any)
 	if len(embeds) > maxEmbeds {

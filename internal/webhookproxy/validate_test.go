@@ -24,6 +24,7 @@ func TestValidationRefusesAsDiscord(t *testing.T) {
 		files[name+".txt"] = name
 	}
 	manyFilesType, manyFiles := multipartBody(t, map[string]any{"content": "x"}, files)
+	bigFileType, bigFile := multipartBody(t, map[string]any{"content": "x"}, map[string]string{"big.bin": strings.Repeat("z", 20001)})
 
 	for _, tc := range []struct {
 		name        string
@@ -39,7 +40,7 @@ func TestValidationRefusesAsDiscord(t *testing.T) {
 		{name: "eleven files", contentType: manyFilesType, body: string(manyFiles), status: 400, code: 50035, field: "attachments", want: "BASE_TYPE_MAX_LENGTH"},
 		{name: "empty", body: `{"content":""}`, status: 400, code: 50006},
 		{name: "not JSON", body: `{"content":`, status: 400, code: 50109},
-		{name: "too large", body: `{"content":"` + strings.Repeat("z", 30000) + `"}`, status: 413, code: 40005},
+		{name: "files too large", contentType: bigFileType, body: string(bigFile), status: 413, code: 40005},
 	} {
 		ct := tc.contentType
 		if ct == "" {
