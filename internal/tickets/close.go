@@ -248,7 +248,7 @@ func (w *closeWorker) finish(ctx context.Context, t *ticket, retry bool) (func(p
 		reason := fmt.Sprintf("ticket #%d closed", t.Number)
 		var err error
 		if t.Mode == "thread" {
-			err = w.archive(ctx, *t.ChannelID, retry, reason)
+			err = w.archive(ctx, t, retry, reason)
 		} else {
 			err = w.discord.DeleteChannel(ctx, *t.ChannelID, reason)
 		}
@@ -266,10 +266,11 @@ func (w *closeWorker) finish(ctx context.Context, t *ticket, retry bool) (func(p
 }
 
 // archive archives and locks a ticket's thread, unless a retry finds it
-// so already.
-func (w *closeWorker) archive(ctx context.Context, threadID string, retry bool, reason string) error {
+// so already. Discord may have archived it meanwhile, unlocked: it
+// locks only an active thread.
+func (w *closeWorker) archive(ctx context.Context, t *ticket, retry bool, reason string) error {
 	if retry {
-		th, err := w.discord.Channel(ctx, threadID)
+		th, err := w.discord.Channel(ctx, *t.ChannelID)
 		if err != nil {
 			return err
 		}
@@ -277,6 +278,8 @@ func (w *closeWorker) archive(ctx context.Context, threadID string, retry bool, 
 			return nil
 		}
 	}
-	_, err := w.discord.ArchiveThread(ctx, threadID, true, reason)
-	return err
+	return w.onThread(ctx, t, reason, func() error {
+		_, err := w.discord.ArchiveThread(ctx, *t.ChannelID, true, reason)
+		return err
+	})
 }

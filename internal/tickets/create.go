@@ -126,7 +126,10 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		return nil
 	}
 	if t.Mode == "thread" {
-		if err := w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID); err != nil {
+		// A retry may come after Discord archived the new thread.
+		if err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d", t.Number), func() error {
+			return w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID)
+		}); err != nil {
 			return classify(err)
 		}
 	}
