@@ -40,32 +40,34 @@ func (w *actionWorker) Work(ctx context.Context, j *river.Job[actionArgs]) error
 	if errors.Is(err, errNoTicket) {
 		return nil
 	}
-	if err != nil || t.ChannelID == nil {
+	// A ticket closed since the action stays as its close left it (its
+	// thread archived and locked): nothing changes, nothing is posted.
+	if err != nil || t.ChannelID == nil || t.Status != "open" {
 		return err
 	}
 	ch := *t.ChannelID
 	reason := fmt.Sprintf("ticket #%d: %s", t.Number, a.Action)
-	switch a.Action {
-	case "add":
-		if t.Mode == "thread" {
-			err = w.discord.AddThreadMember(ctx, ch, a.TargetID)
-		} else {
-			err = w.discord.SetOverwrite(ctx, ch, rest.Overwrite{ID: a.TargetID, Type: discordgo.PermissionOverwriteTypeMember, Allow: memberAllow}, reason)
-		}
-	case "remove":
-		if t.Mode == "thread" {
-			err = w.discord.RemoveThreadMember(ctx, ch, a.TargetID)
-		} else {
-			err = w.discord.DeleteOverwrite(ctx, ch, a.TargetID, reason)
-		}
-		if apiCode(err) == 10007 {
-			err = nil // not in the thread: removed all the same
-		}
-	case "rename":
+	no := false
+	switch {
+	case a.Action == "add" && t.Mode == "thread":
+		err = w.onThread(ctx, t, reason, func() error { return w.discord.AddThreadMember(ctx, ch, a.TargetID) })
+	case a.Action == "add":
+		err = w.discord.SetOverwrite(ctx, ch, rest.Overwrite{ID: a.TargetID, Type: discordgo.PermissionOverwriteTypeMember, Allow: memberAllow}, reason)
+	case a.Action == "remove" && t.Mode == "thread":
+		err = w.onThread(ctx, t, reason, func() error { return w.discord.RemoveThreadMember(ctx, ch, a.TargetID) })
+	case a.Action == "remove":
+		err = w.discord.DeleteOverwrite(ctx, ch, a.TargetID, reason)
+	case a.Action == "rename" && t.Mode == "thread":
+		// Discord renames an archived thread only in a PATCH that
+		// unarchives it: one request either way.
+		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Name: &a.Name, Archived: &no}, reason)
+	case a.Action == "rename":
 		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Name: &a.Name}, reason)
-	case "reopen":
-		no := false
+	case a.Action == "reopen":
 		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Archived: &no, Locked: &no}, reason)
+	}
+	if a.Action == "remove" && apiCode(err) == 10007 {
+		err = nil // not in the thread: removed all the same
 	}
 	if gone(err) {
 		return nil // the ticket's channel was deleted; its delete event closes it

@@ -94,7 +94,9 @@ func (w *autoCloseWorker) left(ctx context.Context, t *ticket) error {
 // inactive reads the ticket's newest message from Discord — the gateway
 // may miss one, the channel does not — and warns once the ticket has
 // been quiet for the guild's inactivity period, then closes it if
-// nobody wrote during the grace period.
+// nobody wrote during the grace period. A thread Discord archived (after
+// a week, or sooner) reads as any other and the warning unarchives it,
+// so a period longer than the thread's archive works the same.
 func (w *autoCloseWorker) inactive(ctx context.Context, t *ticket) error {
 	s, err := loadSettings(ctx, w.db, t.GuildID)
 	if err != nil || s.InactivitySecs == 0 {

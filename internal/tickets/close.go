@@ -181,7 +181,7 @@ func (w *closeWorker) closingMessage(ctx context.Context, t *ticket, rule string
 }
 
 // upload posts the transcript to the log channel, once (by nonce), and
-// records where it is.
+// records where it is: its first file.
 func (w *deps) upload(ctx context.Context, s *settings, t *ticket) (func(pgx.Tx) error, error) {
 	if s.LogChannelID == nil {
 		return nil, nil
@@ -190,13 +190,7 @@ func (w *deps) upload(ctx context.Context, s *settings, t *ticket) (func(pgx.Tx)
 	if err != nil {
 		return nil, err
 	}
-	loc := w.catalog.For(t.GuildLocale, t.Locale)
-	msg, err := w.discord.CreateMessage(ctx, *s.LogChannelID, rest.NewMessage{
-		Content:         summary(loc, t, tr),
-		AllowedMentions: &discordgo.MessageAllowedMentions{},
-		Files:           tr.files(t),
-		Nonce:           fmt.Sprintf("tt%d.%d", t.ID, tr.Messages),
-	})
+	msg, err := w.postTranscript(ctx, w.catalog.For(t.GuildLocale, t.Locale), *s.LogChannelID, "tt", t, tr)
 	if gone(err) {
 		return nil, nil // the log channel was deleted: the transcript stays in Postgres
 	}
@@ -230,9 +224,7 @@ func (w *closeWorker) dm(ctx context.Context, s *settings, t *ticket) error {
 		}
 		return err
 	}
-	loc := w.catalog.For(t.Locale, t.GuildLocale)
-	_, err = w.discord.CreateMessage(ctx, dm.ID, rest.NewMessage{Content: summary(loc, t, tr), Files: tr.files(t),
-		AllowedMentions: &discordgo.MessageAllowedMentions{}, Nonce: fmt.Sprintf("td%d.%d", t.ID, tr.Messages)})
+	_, err = w.postTranscript(ctx, w.catalog.For(t.Locale, t.GuildLocale), dm.ID, "td", t, tr)
 	if code := apiCode(err); code == 50007 || code == 10013 {
 		return nil
 	}
@@ -248,7 +240,7 @@ func (w *closeWorker) finish(ctx context.Context, t *ticket, retry bool) (func(p
 		reason := fmt.Sprintf("ticket #%d closed", t.Number)
 		var err error
 		if t.Mode == "thread" {
-			err = w.archive(ctx, *t.ChannelID, retry, reason)
+			err = w.archive(ctx, t, retry, reason)
 		} else {
 			err = w.discord.DeleteChannel(ctx, *t.ChannelID, reason)
 		}
@@ -266,10 +258,11 @@ func (w *closeWorker) finish(ctx context.Context, t *ticket, retry bool) (func(p
 }
 
 // archive archives and locks a ticket's thread, unless a retry finds it
-// so already.
-func (w *closeWorker) archive(ctx context.Context, threadID string, retry bool, reason string) error {
+// so already. Discord may have archived it meanwhile, unlocked: it
+// locks only an active thread.
+func (w *closeWorker) archive(ctx context.Context, t *ticket, retry bool, reason string) error {
 	if retry {
-		th, err := w.discord.Channel(ctx, threadID)
+		th, err := w.discord.Channel(ctx, *t.ChannelID)
 		if err != nil {
 			return err
 		}
@@ -277,6 +270,8 @@ func (w *closeWorker) archive(ctx context.Context, threadID string, retry bool, 
 			return nil
 		}
 	}
-	_, err := w.discord.ArchiveThread(ctx, threadID, true, reason)
-	return err
+	return w.onThread(ctx, t, reason, func() error {
+		_, err := w.discord.ArchiveThread(ctx, *t.ChannelID, true, reason)
+		return err
+	})
 }

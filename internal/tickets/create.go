@@ -115,7 +115,7 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 			id, err = w.createChannel(ctx, s, t, name)
 		}
 		if err != nil {
-			return classify(err)
+			return classify(err, "needs_permission")
 		}
 		if _, err := w.db.Exec(ctx, `UPDATE tickets SET channel_id = $2 WHERE id = $1`, t.ID, id); err != nil {
 			return err
@@ -126,12 +126,15 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		return nil
 	}
 	if t.Mode == "thread" {
-		if err := w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID); err != nil {
-			return classify(err)
+		// A retry may come after Discord archived the new thread.
+		if err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d", t.Number), func() error {
+			return w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID)
+		}); err != nil {
+			return classify(err, "needs_thread_members")
 		}
 	}
 	if err := w.welcome(ctx, s, t); err != nil {
-		return classify(err)
+		return classify(err, "needs_send")
 	}
 	var noticeChannel, noticeMessage string
 	if t.Mode == "thread" {
@@ -160,8 +163,10 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 }
 
 // classify turns what Discord refuses for good into a failure the member
-// is told about; anything else is retried.
-func classify(err error) error {
+// is told about; anything else is retried. A missing permission fails
+// with the key of the step that met it, as each step needs another
+// permission (failText).
+func classify(err error, permissionKey string) error {
 	var api *transport.APIError
 	if !errors.As(err, &api) {
 		return err
@@ -170,7 +175,7 @@ func classify(err error) error {
 	case api.Code == 30013:
 		return &failure{Key: "guild_full"}
 	case api.Class() == transport.Permission:
-		return &failure{Key: "needs_permission"}
+		return &failure{Key: permissionKey}
 	case api.Class() == transport.NotFound:
 		return &failure{Key: "channel_missing"}
 	case api.Class() == transport.Invalid:
@@ -180,10 +185,17 @@ func classify(err error) error {
 }
 
 // fail marks the ticket failed with the reason, deletes what was made of
-// it, and tells the member why.
+// it, and tells the member why. Deleting a thread takes Manage Threads,
+// which may be what is missing: then the thread, empty but for herald,
+// is archived as its owner may.
 func (w *openWorker) fail(ctx context.Context, t *ticket, f *failure) error {
 	if t.ChannelID != nil {
 		err := w.discord.DeleteChannel(ctx, *t.ChannelID, "ticket could not be opened")
+		var api *transport.APIError
+		if t.Mode == "thread" && errors.As(err, &api) && api.Class() == transport.Permission {
+			yes := true
+			_, err = w.discord.ModifyChannel(ctx, *t.ChannelID, rest.ChannelEdit{Archived: &yes}, "ticket could not be opened")
+		}
 		if err != nil && !gone(err) {
 			return err
 		}
@@ -195,11 +207,23 @@ func (w *openWorker) fail(ctx context.Context, t *ticket, f *failure) error {
 	return w.tell(ctx, t, w.failText(t))
 }
 
-// failText tells the member why their ticket could not be opened.
+// failText tells the member why their ticket could not be opened, naming
+// the permission the failed step needs (Discord's Channel resource):
+// Create Private Threads (thread mode) or Manage Channels to create the
+// ticket; Manage Threads to add the opener to a private thread members
+// cannot invite to (thread-members, invitable); Send Messages in Threads
+// or Send Messages to post in it.
 func (w *openWorker) failText(t *ticket) string {
-	perm := "Manage Channels"
-	if t.Mode == "thread" {
+	var perm string
+	switch {
+	case t.FailReason == "needs_send" && t.Mode == "thread":
+		perm = "Send Messages in Threads"
+	case t.FailReason == "needs_send":
+		perm = "Send Messages"
+	case t.Mode == "thread":
 		perm = "Create Private Threads"
+	default:
+		perm = "Manage Channels"
 	}
 	loc := w.catalog.For(t.Locale, t.GuildLocale)
 	reason := loc.T("tickets.fail."+t.FailReason, map[string]any{"Permission": perm})

@@ -81,7 +81,7 @@ func (w *transcriptWorker) Work(ctx context.Context, j *river.Job[transcriptArgs
 	loc := w.catalog.For(a.Locale, a.GuildLocale)
 	text := loc.T("tickets.no_transcript", map[string]any{"Number": t.Number})
 	if tr, err := loadTranscript(ctx, w.db, t.ID); err == nil {
-		text = summary(loc, t, tr)
+		text = w.summary(loc, t, tr)
 		if tr.LogURL != "" {
 			text += "\n" + tr.LogURL
 		} else {

@@ -151,8 +151,9 @@ type joinWorker struct {
 	*deps
 }
 
-// Work adds the member (adding twice changes nothing) and links the
-// thread; a ticket closed meanwhile is reported as such.
+// Work adds the member (adding twice changes nothing), unarchiving the
+// thread Discord archived, and links the thread; a ticket closed
+// meanwhile is reported as such.
 func (w *joinWorker) Work(ctx context.Context, j *river.Job[joinArgs]) error {
 	a := j.Args
 	t, err := loadTicket(ctx, w.db, a.TicketID)
@@ -162,11 +163,13 @@ func (w *joinWorker) Work(ctx context.Context, j *river.Job[joinArgs]) error {
 	loc := w.catalog.For(a.Locale, a.GuildLocale)
 	text := loc.T("tickets.not_open", map[string]any{"Number": t.Number})
 	if t.Status == "open" && t.ChannelID != nil {
-		err := w.discord.AddThreadMember(ctx, *t.ChannelID, a.UserID)
+		err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d: join", t.Number), func() error {
+			return w.discord.AddThreadMember(ctx, *t.ChannelID, a.UserID)
+		})
 		switch {
 		case err == nil:
 			text = loc.T("tickets.joined", map[string]any{"Number": t.Number, "Thread": channelMention(*t.ChannelID)})
-		case !gone(err) && apiCode(err) != 50083: // 50083: the thread was archived meanwhile
+		case !gone(err):
 			return err
 		}
 	}

@@ -78,6 +78,9 @@ func (d *deps) setup(ctx context.Context, in *interaction.Interaction) (*discord
 		}
 		resp.Data.Content += "\n" + note
 	}
+	if !d.contentIntent {
+		resp.Data.Content += "\n" + in.Localizer.T("tickets.setup_no_content", nil)
+	}
 	return resp, nil
 }
 

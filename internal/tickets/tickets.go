@@ -101,10 +101,14 @@ type deps struct {
 	botID     string
 	grace     time.Duration
 	bulk      *bulk.Actions
+	// contentIntent: Discord gives herald the text of members' messages
+	// (the application has the Message Content intent).
+	contentIntent bool
 }
 
 func build(k feature.Kit) error {
-	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Application.BotUserID, bulk: k.Bulk}
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, catalog: k.Catalog, log: k.Log, botID: k.Application.BotUserID, bulk: k.Bulk,
+		contentIntent: intents.MessageContent.EnabledBy(k.Application.Flags)}
 	k.Bulk.Kind(bulk.Kind{Name: kindPanelsRepublish, Lane: work.Sync, Permission: discordgo.PermissionManageGuild,
 		Plan: d.planPanels, Request: d.requestPanel})
 	k.Reports.Add("tickets", d.report)

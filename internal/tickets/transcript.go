@@ -40,19 +40,15 @@ func loadTranscript(ctx context.Context, q querier, ticketID int64) (*transcript
 	return tr, nil
 }
 
-// files are the transcript's attachments for an upload.
-func (tr *transcript) files(t *ticket) []*discordgo.File {
-	name := fmt.Sprintf("ticket-%04d", t.Number)
-	return []*discordgo.File{
-		{Name: name + ".html", ContentType: "text/html; charset=utf-8", Reader: strings.NewReader(tr.HTML)},
-		{Name: name + ".txt", ContentType: "text/plain; charset=utf-8", Reader: strings.NewReader(tr.Plain)},
-	}
-}
-
-// summary introduces a transcript upload.
-func summary(loc *i18n.Localizer, t *ticket, tr *transcript) string {
-	return loc.T("tickets.transcript_summary", map[string]any{"Number": t.Number, "Opener": userMention(t.OpenerID),
+// summary introduces a transcript upload, and says when the members'
+// messages in it lack their text.
+func (d *deps) summary(loc *i18n.Localizer, t *ticket, tr *transcript) string {
+	text := loc.T("tickets.transcript_summary", map[string]any{"Number": t.Number, "Opener": userMention(t.OpenerID),
 		"Messages": tr.Messages})
+	if !d.contentIntent {
+		text += "\n" + loc.T("tickets.transcript_no_content", nil)
+	}
+	return text
 }
 
 // transcriptHold is how long one history read of a transcript may wait
@@ -88,7 +84,11 @@ func (d *deps) buildTranscript(ctx context.Context, t *ticket) (func(pgx.Tx) err
 			return nil, nil
 		}
 	}
-	tr, err := renderTranscript(t, msgs, readable)
+	if !d.contentIntent {
+		d.log.Warn("tickets: the transcript has members' messages without their text: the application lacks the Message Content Intent",
+			"ticket", t.ID, "fix", "Developer Portal › your application › Bot › Privileged Gateway Intents › Message Content Intent, then restart herald")
+	}
+	tr, err := renderTranscript(t, msgs, readable, !d.contentIntent)
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +119,24 @@ type page struct {
 	Topic    string
 	Opened   time.Time
 	Readable bool
-	Entries  []entry
+	// TextHidden: Discord gave herald members' messages without their
+	// text (no Message Content intent).
+	TextHidden bool
+	Entries    []entry
 }
 
+// textHidden says why members' messages lack their text: without the
+// Message Content intent Discord empties the content, embeds and
+// attachments of other users' messages in what a bot reads ("Message
+// Content Intent" in Discord's Gateway documentation).
+const textHidden = "Members' messages are shown without their text: herald's application lacks the Message Content Intent, " +
+	"so Discord left their content, embeds and attachments out. Switch it on in the Developer Portal › your application › " +
+	"Bot › Privileged Gateway Intents › Message Content Intent, then restart herald."
+
 var transcriptHTML = template.Must(template.New("transcript").Funcs(template.FuncMap{
-	"stamp": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"stamp":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"textHidden": func() string { return textHidden },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Ticket #{{.Number}}</title>
 <style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;background:#313338;color:#dbdee1}
@@ -134,6 +146,7 @@ var transcriptHTML = template.Must(template.New("transcript").Funcs(template.Fun
 <h1>Ticket #{{.Number}}</h1>
 <p>Opened by {{.Opener}} <time datetime="{{iso .Opened}}">{{stamp .Opened}}</time>{{if .Topic}} · {{.Topic}}{{end}}</p>
 {{if not .Readable}}<p><em>The ticket's channel was deleted before its messages could be read.</em></p>{{end}}
+{{if .TextHidden}}<p class="warning"><strong>{{textHidden}}</strong></p>{{end}}
 {{range .Entries}}<div class="msg"><span class="author{{if .Bot}} bot{{end}}">{{.Author}}</span><time datetime="{{iso .Time}}">{{stamp .Time}}</time>
 {{if .Content}}<div class="content">{{.Content}}</div>{{end}}
 {{range .Attachments}}<div class="attachment">📎 <a href="{{.URL}}">{{.Filename}}</a></div>{{end}}
@@ -145,12 +158,18 @@ var transcriptHTML = template.Must(template.New("transcript").Funcs(template.Fun
 `))
 
 // renderTranscript renders msgs (oldest first) as HTML and plain text.
-func renderTranscript(t *ticket, msgs []*discordgo.Message, readable bool) (*transcript, error) {
-	p := page{Number: t.Number, Opener: t.OpenerID, Topic: t.Topic, Opened: t.OpenedAt, Readable: readable}
+// In the plain text every line of a message after its first is
+// indented, so only a message starts a line with "[": where a
+// transcript too large to upload is split (transcript_upload.go).
+func renderTranscript(t *ticket, msgs []*discordgo.Message, readable, hidden bool) (*transcript, error) {
+	p := page{Number: t.Number, Opener: t.OpenerID, Topic: t.Topic, Opened: t.OpenedAt, Readable: readable, TextHidden: hidden}
 	var plain strings.Builder
 	fmt.Fprintf(&plain, "Ticket #%d, opened by %s at %s\n", t.Number, t.OpenerID, t.OpenedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	if t.Topic != "" {
-		fmt.Fprintf(&plain, "Topic: %s\n", t.Topic)
+		fmt.Fprintf(&plain, "Topic: %s\n", indent(t.Topic))
+	}
+	if hidden {
+		fmt.Fprintf(&plain, "%s\n", textHidden)
 	}
 	plain.WriteString("\n")
 	for _, m := range msgs {
@@ -159,14 +178,14 @@ func renderTranscript(t *ticket, msgs []*discordgo.Message, readable bool) (*tra
 			e.Author, e.Bot = displayName(m.Author), m.Author.Bot
 		}
 		p.Entries = append(p.Entries, e)
-		fmt.Fprintf(&plain, "[%s] %s: %s\n", m.Timestamp.UTC().Format("2006-01-02 15:04:05"), e.Author, m.Content)
+		fmt.Fprintf(&plain, "[%s] %s: %s\n", m.Timestamp.UTC().Format("2006-01-02 15:04:05"), indent(e.Author), indent(m.Content))
 		for _, a := range m.Attachments {
-			fmt.Fprintf(&plain, "    attachment: %s <%s>\n", a.Filename, a.URL)
+			fmt.Fprintf(&plain, "    attachment: %s <%s>\n", indent(a.Filename), a.URL)
 		}
 		for _, em := range m.Embeds {
-			fmt.Fprintf(&plain, "    embed: %s %s\n", em.Title, em.Description)
+			fmt.Fprintf(&plain, "    embed: %s %s\n", indent(em.Title), indent(em.Description))
 			for _, f := range em.Fields {
-				fmt.Fprintf(&plain, "      %s: %s\n", f.Name, f.Value)
+				fmt.Fprintf(&plain, "      %s: %s\n", indent(f.Name), indent(f.Value))
 			}
 		}
 	}
@@ -176,6 +195,9 @@ func renderTranscript(t *ticket, msgs []*discordgo.Message, readable bool) (*tra
 	}
 	return &transcript{HTML: b.String(), Plain: plain.String(), Messages: len(msgs)}, nil
 }
+
+// indent keeps a member's line breaks inside their message.
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n      ") }
 
 // displayName is a user as the transcript names them: the name shown in
 // Discord, with the unique username beside it when they differ.

@@ -68,6 +68,7 @@ func decodeControl(w http.ResponseWriter, r *http.Request, v any) bool {
 func (s *Server) mutate(fn func(rq *request) error) error {
 	s.mu.Lock()
 	rq := &request{now: s.clock.Now()}
+	s.archiveIdle(rq)
 	err := fn(rq)
 	s.mu.Unlock()
 	s.dispatch(rq.events)

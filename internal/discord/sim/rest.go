@@ -161,6 +161,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 
 	s.mu.Lock()
 	rq.now = s.clock.Now()
+	s.archiveIdle(rq)
 	resp := s.process(rq, botToken(r))
 	s.record(rq, resp, start)
 	s.mu.Unlock()

@@ -125,9 +125,15 @@ func (s *Server) writableChannel(c *channel, files int) *apiError {
 	return nil
 }
 
+// postMessage stores m and raises MESSAGE_CREATE. A message is activity
+// in a thread, and unarchives it ("Sending a message will automatically
+// unarchive the thread"; writableChannel refused a locked one).
 func (s *Server) postMessage(rq *request, c *channel, m *message) map[string]any {
-	if c.isThread() && c.archived {
-		c.archived = false
+	switch {
+	case c.isThread() && c.archived:
+		s.unarchiveThread(rq, c, true)
+	case c.isThread():
+		s.threadActivity(rq, c)
 	}
 	s.st.addMessage(c, m)
 	s.emitMessage(rq, "MESSAGE_CREATE", m)
@@ -200,6 +206,9 @@ func editMessage(s *Server, rq *request) (any, *apiError) {
 	}
 	if m.authorID != s.st.botID || m.webhookID != "" {
 		return nil, errEditOthers
+	}
+	if c := s.st.channels[m.channelID]; c.isThread() && c.archived {
+		return nil, errThreadArchived // 50083: "such as editing a message"
 	}
 	s.applyEdit(rq, m, body)
 	return s.emitUpdate(rq, m), nil

@@ -120,6 +120,7 @@ func (s *Server) startThread(rq *request, parent *channel, body *threadBody, typ
 		t.rateLimitPerUser = *body.RateLimitPerUser
 	}
 	s.st.channels[t.id] = t
+	s.threadActivity(rq, t)
 	rendered := s.st.renderChannel(t)
 	ev := s.st.renderChannel(t)
 	ev["newly_created"] = true
@@ -227,7 +228,10 @@ func (s *Server) threadMembersUpdate(t *channel, added, removed []string) map[st
 
 // modifyThread applies PATCH to a thread. Locking, invitability and slow
 // mode need Manage Threads; the owner may rename, archive and unarchive
-// its own thread unless it is locked.
+// its own thread unless it is locked. An archived thread changes only in
+// a PATCH that unarchives it (Modify Channel › JSON Params (Thread):
+// "Requires the thread to have archived set to false or be set to false
+// in the request"); anything else answers 50083.
 func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *apiError) {
 	var f formErrors
 	if body.Name != nil {
@@ -250,6 +254,9 @@ func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *
 	if !manage && t.locked && t.archived {
 		return nil, errThreadArchived
 	}
+	if t.archived && (body.Archived == nil || *body.Archived) {
+		return nil, errThreadArchived
+	}
 	if body.Name != nil {
 		t.name = *body.Name
 	}
@@ -262,12 +269,20 @@ func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *
 	if body.RateLimitPerUser != nil {
 		t.rateLimitPerUser = *body.RateLimitPerUser
 	}
-	if body.AutoArchiveDuration != nil {
-		t.autoArchive = *body.AutoArchiveDuration
+	switch {
+	case body.Archived != nil && *body.Archived != t.archived && t.archived:
+		s.unarchiveThread(rq, t, false)
+	case body.Archived != nil && *body.Archived != t.archived:
+		t.archived, t.archivedAt = true, rq.now
 	}
-	if body.Archived != nil && *body.Archived != t.archived {
-		t.archived = *body.Archived
+	// A new auto-archive duration is activity, and moves the archive
+	// timestamp ("Threads" topic › "Thread Fields").
+	if body.AutoArchiveDuration != nil && *body.AutoArchiveDuration != t.autoArchive {
+		t.autoArchive = *body.AutoArchiveDuration
 		t.archivedAt = rq.now
+		if !t.archived {
+			s.threadActivity(rq, t)
+		}
 	}
 	rendered := s.st.renderChannel(t)
 	rq.emit(t.guildID, "THREAD_UPDATE", rendered)

@@ -86,6 +86,7 @@ type channel struct {
 	autoArchive   int
 	createdAt     time.Time
 	archivedAt    time.Time
+	activeAt      time.Time // last activity, which its archive counts from
 	threadMembers map[string]time.Time
 	messageCount  int
 }
@@ -234,6 +235,7 @@ type state struct {
 	globalCmds   []*command
 	nonces       map[nonceKey]nonceEntry
 	dms          map[string]string // user id → DM channel id
+	archives     archiveSchedule
 }
 
 func newState(now time.Time, botName string) *state {
