@@ -39,6 +39,8 @@ func (s *Server) controlMux() *http.ServeMux {
 	mux.HandleFunc("POST /_sim/limits", s.ctlLimits)
 	mux.HandleFunc("POST /_sim/token", s.ctlToken)
 	mux.HandleFunc("POST /_sim/application", s.ctlApplication)
+	mux.HandleFunc("GET /_sim/gateway", s.ctlGateway)
+	mux.HandleFunc("POST /_sim/gateway", s.ctlGateway)
 	mux.HandleFunc("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)
