@@ -310,7 +310,7 @@ func (a *App) Run(ctx context.Context) error {
 		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, Intents: intents.For(a.application.Flags),
 		OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log})
 	if err != nil {
-		return errors.Join(err, stopWork())
+		return errors.Join(gatewayFatal(err), stopWork())
 	}
 	a.gateway.Store(gw)
 	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)
@@ -320,6 +320,9 @@ func (a *App) Run(ctx context.Context) error {
 		a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
 	case err = <-serveErr:
 		err = fmt.Errorf("app: admin HTTP: %w", err)
+	case err = <-gw.Err():
+		// Discord ended the session for good (a fatal close code).
+		err = gatewayFatal(err)
 	}
 	// No new interactions first, then let running jobs finish their calls.
 	err = errors.Join(err, gw.Close(), stopWork())

@@ -139,8 +139,9 @@ func TestAutoMigrate(t *testing.T) {
 	wait.Until(t, "readyz 200", func() bool { code, _ := readyz(t, a.AdminAddr()); return code == 200 })
 }
 
-// herald run connects to the (simulated) gateway, and the discordgo REST
-// call that finds the gateway goes through herald's transport engine.
+// herald run connects to the (simulated) gateway, and the REST call that
+// finds the gateway and its session start limit goes through herald's
+// transport engine.
 func TestRunConnectsGatewayThroughTransport(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -155,12 +156,12 @@ func TestRunConnectsGatewayThroughTransport(t *testing.T) {
 	wait.Until(t, "guild available", func() bool { return a.gateway.Load().Guilds() == 1 })
 	var sawGateway bool
 	for _, b := range a.engine.Snapshot().Buckets {
-		if b.Route == "GET /gateway" && b.Processed == 1 {
+		if b.Route == "GET /gateway/bot" && b.Processed == 1 {
 			sawGateway = true
 		}
 	}
 	if !sawGateway {
-		t.Errorf("GET /gateway did not go through the engine: %+v", a.engine.Snapshot().Buckets)
+		t.Errorf("GET /gateway/bot did not go through the engine: %+v", a.engine.Snapshot().Buckets)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/gateway"
 	"github.com/herald-bot/herald/internal/i18n"
 )
 
@@ -106,4 +107,14 @@ func Hold(ctx context.Context, cfg config.Config, log *slog.Logger, fatal *Fatal
 	sctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// gatewayFatal turns a fatal gateway close (4004, 4010–4014) into a
+// FatalError: reconnecting cannot help, and would spend identifies.
+func gatewayFatal(err error) error {
+	var fe *gateway.FatalCloseError
+	if errors.As(err, &fe) {
+		return &FatalError{Err: fe, Fix: fe.Fix}
+	}
+	return err
 }

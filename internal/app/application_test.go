@@ -1,16 +1,19 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // configFor points herald at s with env over the defaults.
@@ -93,5 +96,34 @@ func TestMissingIntentsWarned(t *testing.T) {
 	}
 	if len(a.missing) != 3 {
 		t.Errorf("missing needs %v, want 3", a.missing)
+	}
+}
+
+// A running herald whose gateway session Discord ends with a fatal code
+// stops with a FatalError naming the fix (exit status 78), instead of
+// reconnecting forever.
+func TestFatalGatewayCloseStopsRun(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	s.SetApplicationFlags(simtest.PortalIntents)
+	s.CreateGuild(sim.DefaultFixture())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	a, err := New(ctx, configFor(t, s, nil), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	wait.Until(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Ready() == nil })
+	s.SetFault(sim.Fault{Gateway: "disconnect", CloseCode: 4014})
+	select {
+	case err := <-done:
+		var fatal *FatalError
+		if !errors.As(err, &fatal) || !strings.Contains(fatal.Fix, "Privileged Gateway Intents") {
+			t.Fatalf("Run = %v, want a FatalError with the portal's fix", err)
+		}
+	case <-time.After(wait.Timeout):
+		t.Fatal("herald kept running after a fatal gateway close")
 	}
 }

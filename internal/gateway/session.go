@@ -1,6 +1,3 @@
-// Package gateway holds herald's connection to Discord's gateway: one
-// discordgo session, used for the gateway only, whose interactions reach
-// herald's fast path. herald's REST calls go through internal/discord/rest.
 package gateway
 
 import (
@@ -8,20 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+	"github.com/jonboulle/clockwork"
 )
 
 // Options configure a Session.
 type Options struct {
 	Token string
-	// Transport sends discordgo's one REST call, GET /gateway, which it
-	// makes to find the gateway's URL: herald's transport engine, with
-	// the host rewritten to HERALD_DISCORD_API. Every other discordgo REST
-	// method is refused (see gatewayOnly).
+	// Transport sends GET /gateway/bot, read before every IDENTIFY:
+	// herald's transport engine, with the host rewritten to
+	// HERALD_DISCORD_API. discordgo itself calls nothing (see gatewayOnly).
 	Transport  http.RoundTripper
 	ShardID    int
 	ShardCount int
@@ -34,59 +33,85 @@ type Options struct {
 	// Events are the features' handlers of other events.
 	Events *Events
 	Logger *slog.Logger
+	// Clock times herald's own waits: after INVALID_SESSION, for the
+	// session start limit, between identifies and between failed
+	// reconnects. nil is the real clock.
+	Clock clockwork.Clock
+	// Random gives where in Discord's 1–5 s the wait after
+	// INVALID_SESSION falls, as a number in [0,1). nil is math/rand/v2.
+	Random func() float64
 }
 
-// Session is one gateway connection.
+// Session is one gateway session, kept connected until Close or a fatal
+// close code.
 type Session struct {
-	dg  *discordgo.Session
-	log *slog.Logger
+	o      Options
+	log    *slog.Logger
+	clock  clockwork.Clock
+	dialer *websocket.Dialer
 
-	mu      sync.Mutex
-	ready   bool
-	closing bool
-	guilds  map[string]bool
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	errc   chan error    // the fatal error that stopped the session
+	done   chan struct{} // closed when the supervisor returns
+	once   sync.Once     // Close
+
+	mu          sync.Mutex
+	dg          *discordgo.Session // the current session's; a new one per IDENTIFY
+	resumeURL   string             // READY's resume_gateway_url; "" when dg has nothing to resume
+	target      string             // the URL the connection being opened must use
+	identifying bool               // the connection being opened sends IDENTIFY
+	conn        *conn              // the connection being opened, or open
+	ready       bool
+	guilds      map[string]bool
 }
 
-// Open connects to the gateway and returns once discordgo has identified;
-// READY arrives shortly after and Ready reports it.
+// Open connects to the gateway and returns once the session is
+// identified: after READY. It waits for the session start limit when no
+// start remains. A fatal close (a rejected token, a privileged intent the
+// application has not enabled...) is a *FatalCloseError; once Open has
+// returned, the session reconnects by itself and reports a fatal close on
+// Err. Cancelling ctx aborts Open, not the session it returned.
 func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Transport == nil || o.OnInteraction == nil || o.Logger == nil {
 		return nil, errors.New("gateway: Options need Transport, OnInteraction and Logger")
 	}
-	dg, err := discordgo.New("Bot " + o.Token)
-	if err != nil {
-		return nil, fmt.Errorf("gateway: %w", err)
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
 	}
-	dg.Client = &http.Client{Transport: gatewayOnly{o.Transport}}
-	// The transport engine owns retries and rate limits; discordgo's own
-	// would sleep on 429s without bound and retry 502s blindly.
-	dg.ShouldRetryOnRateLimit = false
-	dg.MaxRestRetries = 0
-	dg.StateEnabled = false
-	dg.Identify.Intents = o.Intents
-	if o.ShardCount > 1 {
-		dg.ShardID, dg.ShardCount = o.ShardID, o.ShardCount
+	if o.Random == nil {
+		o.Random = rand.Float64
 	}
-	s := &Session{dg: dg, log: o.Logger, guilds: map[string]bool{}}
-	dg.AddHandler(s.onReady)
-	dg.AddHandler(s.onResumed)
-	dg.AddHandler(s.onDisconnect)
-	dg.AddHandler(s.onGuildCreate)
-	dg.AddHandler(s.onGuildDelete)
-	dg.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { o.OnInteraction(ic.Interaction) })
-	for _, h := range o.Events.all() {
-		dg.AddHandler(h)
+	s := &Session{o: o, log: o.Logger, clock: o.Clock, errc: make(chan error, 1), done: make(chan struct{}), guilds: map[string]bool{}}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.dialer = s.newDialer()
+	stop := context.AfterFunc(ctx, s.cancel)
+	defer stop()
+	if err := s.open(false, 0); err != nil {
+		s.cancel()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, err
 	}
-	if err := dg.Open(); err != nil {
-		return nil, fmt.Errorf("gateway: open: %w", err)
-	}
+	go s.supervise()
 	return s, nil
 }
 
-// Discord is the underlying discordgo session, for handlers to register on.
-func (s *Session) Discord() *discordgo.Session { return s.dg }
+// Err delivers the *FatalCloseError that stopped the session by itself;
+// nothing when Close stops it.
+func (s *Session) Err() <-chan error { return s.errc }
 
-// Ready returns nil while the session is connected and has seen READY.
+// Discord is the current gateway session's discordgo session; each new
+// session (IDENTIFY) has its own.
+func (s *Session) Discord() *discordgo.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dg
+}
+
+// Ready returns nil while the session is connected and has seen READY or
+// RESUMED.
 func (s *Session) Ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -103,38 +128,83 @@ func (s *Session) Guilds() int {
 	return len(s.guilds)
 }
 
-// Close disconnects from the gateway.
+// Close ends the session: discordgo closes the connection with 1000, so
+// Discord invalidates the session and the bot appears offline.
 func (s *Session) Close() error {
-	s.mu.Lock()
-	s.ready, s.closing = false, true
-	s.mu.Unlock()
-	return s.dg.Close()
+	var err error
+	s.once.Do(func() {
+		s.cancel()
+		<-s.done
+		s.mu.Lock()
+		s.ready = false
+		dg := s.dg
+		s.mu.Unlock()
+		err = dg.Close()
+		s.log.Info("gateway closed")
+	})
+	return err
 }
 
-func (s *Session) onReady(_ *discordgo.Session, r *discordgo.Ready) {
-	s.mu.Lock()
-	s.ready = true
-	s.mu.Unlock()
-	s.log.Info("gateway ready", "user", r.User.Username, "user_id", r.User.ID, "guilds", len(r.Guilds), "shard", r.Shard)
+// newDiscordgo returns the discordgo session of a new gateway session:
+// Open sends IDENTIFY, as it has no session id yet.
+func (s *Session) newDiscordgo() (*discordgo.Session, error) {
+	dg, err := discordgo.New("Bot " + s.o.Token)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	dg.Client = &http.Client{Transport: gatewayOnly{s}}
+	dg.Dialer = s.dialer
+	dg.ShouldReconnectOnError = false // the supervisor reconnects
+	// No REST goes through discordgo; its own retries would sleep on
+	// 429s without bound.
+	dg.ShouldRetryOnRateLimit = false
+	dg.MaxRestRetries = 0
+	dg.StateEnabled = false
+	// Plain JSON frames, which conn reads.
+	dg.Compress = false
+	dg.Identify.Compress = false
+	dg.Identify.Intents = s.o.Intents
+	if s.o.ShardCount > 1 {
+		dg.ShardID, dg.ShardCount = s.o.ShardID, s.o.ShardCount
+	}
+	dg.AddHandler(s.onGuildCreate)
+	dg.AddHandler(s.onGuildDelete)
+	dg.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { s.o.OnInteraction(ic.Interaction) })
+	for _, h := range s.o.Events.all() {
+		dg.AddHandler(h)
+	}
+	return dg, nil
 }
 
-func (s *Session) onResumed(_ *discordgo.Session, _ *discordgo.Resumed) {
+// attach wraps the socket of the connection being opened. Until Open is
+// done with it, closing the session drops it.
+func (s *Session) attach(raw net.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := newConn(raw, s.identifying, s.onReady, s.onResumed)
+	c.unwatch = context.AfterFunc(s.ctx, func() { raw.Close() })
+	s.conn = c
+	return c
+}
+
+func (s *Session) targetURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.target
+}
+
+func (s *Session) onReady(r ready) {
+	s.mu.Lock()
+	s.ready, s.resumeURL = true, r.ResumeGatewayURL
+	s.mu.Unlock()
+	s.log.Info("gateway ready", "user", r.User.Username, "user_id", r.User.ID, "guilds", len(r.Guilds), "shard", s.o.ShardID)
+}
+
+func (s *Session) onResumed() {
 	s.mu.Lock()
 	s.ready = true
 	s.mu.Unlock()
 	s.log.Info("gateway resumed")
-}
-
-func (s *Session) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
-	s.mu.Lock()
-	s.ready = false
-	closing := s.closing
-	s.mu.Unlock()
-	if closing {
-		s.log.Info("gateway closed")
-		return
-	}
-	s.log.Warn("gateway disconnected; reconnecting")
 }
 
 func (s *Session) onGuildCreate(_ *discordgo.Session, g *discordgo.GuildCreate) {
@@ -163,18 +233,11 @@ func RouteLibraryLogs(log *slog.Logger) {
 		case discordgo.LogInformational:
 			lvl = slog.LevelInfo
 		}
+		for _, v := range a {
+			if err, ok := v.(error); ok && errors.Is(err, errStaleURL) {
+				lvl = slog.LevelDebug // the supervisor's doing, not a failure
+			}
+		}
 		log.Log(context.Background(), lvl, fmt.Sprintf(format, a...), "component", "discordgo")
 	}
-}
-
-// gatewayOnly lets discordgo's GET /gateway through and refuses every
-// other REST call: herald calls Discord only through internal/discord/rest,
-// whose typed errors the job layer understands.
-type gatewayOnly struct{ next http.RoundTripper }
-
-func (g gatewayOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/gateway") {
-		return g.next.RoundTrip(req)
-	}
-	return nil, fmt.Errorf("gateway: discordgo REST call %s refused: herald calls Discord through internal/discord/rest", req.Method)
 }

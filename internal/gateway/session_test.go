@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -16,8 +18,9 @@ import (
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
-// options point a session at s through a transport engine of its own.
-func options(t *testing.T, s *simtest.Sim) (Options, *transport.Engine) {
+// options point a session at s through a transport engine of its own,
+// logging to logs, on s's fake clock when it has one.
+func options(t *testing.T, s *simtest.Sim, logs *logbuf.Buffer) (Options, *transport.Engine) {
 	t.Helper()
 	e := transport.New(transport.Config{ApplicationID: s.ApplicationID()})
 	rt, err := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
@@ -25,46 +28,53 @@ func options(t *testing.T, s *simtest.Sim) (Options, *transport.Engine) {
 		t.Fatal(err)
 	}
 	// A new application: no privileged intent.
-	return Options{Token: simtest.Token, Transport: rt, Intents: intents.For(0), OnInteraction: func(*discordgo.Interaction) {},
-		Logger: slog.New(slog.DiscardHandler)}, e
+	o := Options{Token: simtest.Token, Transport: rt, Intents: intents.For(0), OnInteraction: func(*discordgo.Interaction) {},
+		Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	if s.Clock != nil {
+		o.Clock = s.Clock
+	}
+	return o, e
 }
 
-func open(t *testing.T, s *simtest.Sim, logs *logbuf.Buffer) (*Session, *transport.Engine) {
+func open(t *testing.T, o Options) *Session {
 	t.Helper()
-	o, e := options(t, s)
-	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	gw, err := Open(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
-	return gw, e
+	return gw
 }
 
-// The session connects through the transport engine, becomes ready, sees
-// its guilds, and is ready again after Discord asks it to reconnect.
-func TestSessionLifecycle(t *testing.T) {
+// The session connects, reading GET /gateway/bot through the transport
+// engine, becomes ready and sees its guilds; after a drop or Discord's
+// RECONNECT it resumes on READY's resume_gateway_url, never identifying
+// again. discordgo alone resumed on the URL it first connected to.
+func TestSessionResumesOnResumeGatewayURL(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
 	s.CreateGuild(sim.DefaultFixture())
 	var logs logbuf.Buffer
-	gw, e := open(t, s, &logs)
+	o, e := options(t, s, &logs)
+	gw := open(t, o)
 	wait.Until(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
-	if want := intents.For(0); gw.Discord().Identify.Intents != want {
-		t.Errorf("intents = %d, want %d", gw.Discord().Identify.Intents, want)
-	}
 	var found bool
 	for _, b := range e.Snapshot().Buckets {
-		found = found || b.Route == "GET /gateway"
+		found = found || b.Route == "GET /gateway/bot"
 	}
 	if !found {
-		t.Error("GET /gateway did not go through the engine")
+		t.Error("GET /gateway/bot did not go through the engine")
 	}
 
 	s.SetFault(sim.Fault{Gateway: "disconnect", CloseCode: 4000})
-	wait.Until(t, "resumed", func() bool { return strings.Contains(logs.String(), "gateway resumed") && gw.Ready() == nil })
-	if !strings.Contains(logs.String(), "gateway disconnected; reconnecting") {
-		t.Errorf("the drop was not logged:\n%s", logs.String())
+	wait.Until(t, "resumed", func() bool { return s.Gateway().Resumes == 1 && gw.Ready() == nil })
+	s.SetFault(sim.Fault{Gateway: "reconnect"})
+	wait.Until(t, "resumed again", func() bool { return s.Gateway().Resumes == 2 && gw.Ready() == nil })
+	if st := s.Gateway(); st.ResumesElsewhere != 0 || st.Identifies != 1 {
+		t.Errorf("gateway stats %+v, want both resumes on resume_gateway_url and one IDENTIFY", st)
+	}
+	if log := logs.String(); !strings.Contains(log, "gateway disconnected; reconnecting") || !strings.Contains(log, "gateway resumed") {
+		t.Errorf("the drop and the resume were not logged:\n%s", log)
 	}
 
 	s.CreateGuild(sim.Fixture{Name: "second"})
@@ -76,50 +86,246 @@ func TestSessionLifecycle(t *testing.T) {
 	if gw.Ready() == nil {
 		t.Error("ready after Close")
 	}
+	wait.Until(t, "the session ended", func() bool { return s.GatewaySessions() == 0 })
 	if strings.Contains(logs.String(), simtest.Token) {
 		t.Error("the token reached the logs")
 	}
 }
 
-// A bad token is refused at Open with the gateway's 4004 close.
-func TestOpenWithBadToken(t *testing.T) {
+// A close code Discord marks "do not reconnect" stops a running session:
+// Err delivers a *FatalCloseError naming cause and fix, and herald never
+// connects again (discordgo alone reconnected forever).
+func TestFatalCloseStopsARunningSession(t *testing.T) {
 	t.Parallel()
-	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-right-token"}))
-	o, _ := options(t, s)
-	o.Token = "wrong"
-	if _, err := Open(t.Context(), o); err == nil {
-		t.Fatal("Open with a rejected token succeeded")
+	for _, tt := range []struct {
+		code int
+		want string // in Reason and Fix
+	}{
+		{4004, "Reset Token"},
+		{4010, "HERALD_SHARD_COUNT"},
+		{4011, "HERALD_SHARD_COUNT"},
+		{4012, "upgrade herald"},
+		{4013, "herald bug"},
+		{4014, "Developer Portal"},
+	} {
+		t.Run(fmt.Sprint(tt.code), func(t *testing.T) {
+			t.Parallel()
+			s := simtest.New(t)
+			var logs logbuf.Buffer
+			o, _ := options(t, s, &logs)
+			gw := open(t, o)
+			wait.Until(t, "ready", func() bool { return gw.Ready() == nil })
+
+			s.SetFault(sim.Fault{Gateway: "disconnect", CloseCode: tt.code})
+			var err error
+			select {
+			case err = <-gw.Err():
+			case <-time.After(wait.Timeout):
+				t.Fatal("no error on Err")
+			}
+			var fe *FatalCloseError
+			if !errors.As(err, &fe) || fe.Code != tt.code || !strings.Contains(fe.Reason+" "+fe.Fix, tt.want) {
+				t.Fatalf("Err = %#v, want a FatalCloseError %d mentioning %q", err, tt.code, tt.want)
+			}
+			time.Sleep(200 * time.Millisecond) // a reconnect would dial at once
+			if st := s.Gateway(); st.Connections != 1 || st.Identifies != 1 || st.Resumes != 0 {
+				t.Errorf("gateway stats %+v after a fatal close, want no reconnect", st)
+			}
+			if gw.Ready() == nil {
+				t.Error("ready after a fatal close")
+			}
+			if !strings.Contains(logs.String(), "gateway stopped") {
+				t.Errorf("the stop was not logged:\n%s", logs.String())
+			}
+		})
 	}
 }
 
-// Two sessions, shard 0 and 1 of 2, split the guilds between them.
-func TestShardsSplitGuilds(t *testing.T) {
+// Identifying with a privileged intent the application has not enabled
+// fails Open with 4014, naming the intent and the Developer Portal's
+// toggle; nothing is retried.
+func TestOpenWithDisallowedIntent(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
-	const guilds = 6
-	for i := range guilds {
-		s.CreateGuild(sim.Fixture{Name: "g" + string(rune('a'+i))})
-		time.Sleep(3 * time.Millisecond) // spread the snowflakes' timestamps
+	o, _ := options(t, s, &logbuf.Buffer{})
+	o.Intents |= intents.ServerMembers.Intent
+	_, err := Open(t.Context(), o)
+	var fe *FatalCloseError
+	if !errors.As(err, &fe) || fe.Code != 4014 || !strings.Contains(fe.Reason, "Server Members Intent") ||
+		!strings.Contains(fe.Fix, "Privileged Gateway Intents") {
+		t.Fatalf("Open = %v, want a FatalCloseError 4014 naming Server Members Intent", err)
 	}
-	var sessions []*Session
-	for shard := range 2 {
-		o, _ := options(t, s)
-		o.ShardID, o.ShardCount = shard, 2
+	if st := s.Gateway(); st.Connections != 1 || st.Identifies != 1 {
+		t.Errorf("gateway stats %+v, want one attempt", st)
+	}
+}
+
+// A bad token is refused at Open, before any IDENTIFY: GET /gateway/bot
+// answers 401, which is the 4004 the gateway would send.
+func TestOpenWithBadToken(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithOptions(sim.Options{Token: "the-right-token"}))
+	o, _ := options(t, s, &logbuf.Buffer{})
+	o.Token = "wrong"
+	_, err := Open(t.Context(), o)
+	var fe *FatalCloseError
+	if !errors.As(err, &fe) || fe.Code != 4004 || !strings.Contains(fe.Fix, "DISCORD_TOKEN") {
+		t.Fatalf("Open = %v, want a FatalCloseError 4004", err)
+	}
+	if st := s.Gateway(); st.Connections != 0 {
+		t.Errorf("gateway stats %+v, want no connection", st)
+	}
+}
+
+// After INVALID_SESSION herald waits a random 1 to 5 seconds (on its
+// clock) before it identifies again — discordgo alone identified at once,
+// on the same connection — or, when Discord says the session may resume,
+// resumes it.
+func TestInvalidSessionWaitsOneToFiveSeconds(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		random    float64
+		wait      time.Duration
+		resumable bool
+	}{
+		{"shortest", 0, time.Second, false},
+		{"longest", 0.99999, 5*time.Second - 40*time.Microsecond, false},
+		{"resumable", 0.5, 3 * time.Second, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := simtest.New(t, simtest.WithFakeClock())
+			var logs logbuf.Buffer
+			o, _ := options(t, s, &logs)
+			o.Random = func() float64 { return tt.random }
+			gw := open(t, o)
+			wait.Until(t, "ready", func() bool { return gw.Ready() == nil })
+			s.Clock.Advance(5 * time.Second) // past the identify window: only the wait counts
+
+			s.SetFault(sim.Fault{Gateway: "invalidate_session", Resumable: tt.resumable})
+			wait.Until(t, "the drop", func() bool { return strings.Contains(logs.String(), "gateway disconnected") })
+			if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
+				t.Fatal(err)
+			}
+			s.Clock.Advance(tt.wait - time.Millisecond)
+			time.Sleep(200 * time.Millisecond) // herald would connect now if it did not wait
+			if st := s.Gateway(); st.Connections != 1 || st.Identifies != 1 {
+				t.Fatalf("gateway stats %+v before the wait ended", st)
+			}
+			s.Clock.Advance(time.Millisecond)
+			wait.Until(t, "connected again", func() bool { return gw.Ready() == nil })
+			st := s.Gateway()
+			if tt.resumable && (st.Identifies != 1 || st.Resumes != 1 || st.ResumesElsewhere != 0) {
+				t.Errorf("gateway stats %+v, want the session resumed on its resume URL", st)
+			}
+			if !tt.resumable && (st.Identifies != 2 || st.Resumes != 0 || st.Connections != 2) {
+				t.Errorf("gateway stats %+v, want one new IDENTIFY on a new connection", st)
+			}
+		})
+	}
+}
+
+// With no session start left, herald waits for the limit's reset_after,
+// saying so once, and identifies only then: an IDENTIFY beyond the limit
+// would end every session and reset the token.
+func TestExhaustedStartLimitWaitsForReset(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithFakeClock())
+	zero, minute := 0, int64(60_000)
+	s.SetSessionStartLimit(sim.StartLimitChange{Remaining: &zero, ResetAfter: &minute})
+	var logs logbuf.Buffer
+	o, _ := options(t, s, &logs)
+	opened := make(chan *Session, 1)
+	go func() {
 		gw, err := Open(t.Context(), o)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
 		}
-		t.Cleanup(func() { gw.Close() })
-		sessions = append(sessions, gw)
+		opened <- gw
+	}()
+	if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
+		t.Fatal(err)
 	}
-	wait.Until(t, "both ready", func() bool { return sessions[0].Ready() == nil && sessions[1].Ready() == nil })
-	wait.Until(t, "all guilds", func() bool { return sessions[0].Guilds()+sessions[1].Guilds() >= guilds })
-	time.Sleep(200 * time.Millisecond) // unsharded sessions would each go on to see every guild
-	if a, b := sessions[0].Guilds(), sessions[1].Guilds(); a+b != guilds {
-		t.Errorf("shards saw %d and %d guilds, want %d between them", a, b, guilds)
+	s.Clock.Advance(time.Minute - time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // herald would connect now if it did not wait
+	if st := s.Gateway(); st.Connections != 0 || st.Identifies != 0 || st.TokenResets != 0 {
+		t.Fatalf("gateway stats %+v before the reset", st)
 	}
-	if sessions[0].Discord().Identify.Shard == nil || sessions[1].Discord().Identify.Shard == nil {
-		t.Error("sessions did not identify with a shard")
+	s.Clock.Advance(time.Millisecond)
+	var gw *Session
+	select {
+	case gw = <-opened:
+	case <-time.After(wait.Timeout):
+		t.Fatal("Open did not return after the reset")
+	}
+	if gw == nil {
+		return
+	}
+	t.Cleanup(func() { gw.Close() })
+	if st := s.Gateway(); st.Identifies != 1 || st.SessionStartLimit.Remaining != 999 {
+		t.Errorf("gateway stats %+v after the reset", st)
+	}
+	if n := strings.Count(logs.String(), "session start limit is used up"); n != 1 {
+		t.Errorf("the wait was logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// Shards of one process respect max_concurrency together: with 1, the
+// second identifies 5 seconds after the first (discordgo alone identified
+// at once and got INVALID_SESSION); with 2, both at once. Each shard sees
+// its own guilds.
+func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
+	t.Parallel()
+	for _, concurrency := range []int{1, 2} {
+		t.Run(fmt.Sprint("max_concurrency ", concurrency), func(t *testing.T) {
+			t.Parallel()
+			s := simtest.New(t, simtest.WithFakeClock())
+			s.SetSessionStartLimit(sim.StartLimitChange{MaxConcurrency: &concurrency})
+			const guilds = 6
+			for i := range guilds {
+				s.CreateGuild(sim.Fixture{Name: "g" + string(rune('a'+i))})
+				s.Clock.Advance(3 * time.Millisecond) // spread the snowflakes' timestamps
+			}
+			var sessions [2]*Session
+			for shard := range 2 {
+				o, _ := options(t, s, &logbuf.Buffer{})
+				o.ShardID, o.ShardCount = shard, 2
+				if shard == 0 || concurrency == 2 {
+					sessions[shard] = open(t, o)
+					continue
+				}
+				opened := make(chan *Session, 1)
+				go func() {
+					gw, err := Open(t.Context(), o)
+					if err != nil {
+						t.Error(err)
+					}
+					opened <- gw
+				}()
+				// Shard 0's heartbeat watch in the simulator, shard 1's wait.
+				if err := s.Clock.BlockUntilContext(t.Context(), 2); err != nil {
+					t.Fatal(err)
+				}
+				if st := s.Gateway(); st.Identifies != 1 {
+					t.Fatalf("gateway stats %+v: shard 1 identified within 5 s", st)
+				}
+				s.Clock.Advance(identifyWindow)
+				sessions[shard] = <-opened
+				if sessions[shard] == nil {
+					return
+				}
+				t.Cleanup(func() { sessions[shard].Close() })
+			}
+			wait.Until(t, "all guilds", func() bool { return sessions[0].Guilds()+sessions[1].Guilds() >= guilds })
+			time.Sleep(200 * time.Millisecond) // unsharded sessions would each go on to see every guild
+			if a, b := sessions[0].Guilds(), sessions[1].Guilds(); a+b != guilds {
+				t.Errorf("shards saw %d and %d guilds, want %d between them", a, b, guilds)
+			}
+			if st := s.Gateway(); st.Identifies != 2 {
+				t.Errorf("gateway stats %+v, want exactly two IDENTIFYs", st)
+			}
+		})
 	}
 }
 
@@ -129,8 +335,8 @@ func TestDiscordgoRESTIsRefused(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
 	g := s.CreateGuild(sim.DefaultFixture())
-	var logs logbuf.Buffer
-	gw, _ := open(t, s, &logs)
+	o, _ := options(t, s, &logbuf.Buffer{})
+	gw := open(t, o)
 	wait.Until(t, "ready", func() bool { return gw.Ready() == nil })
 	before := len(s.Server.Requests())
 	_, err := gw.Discord().ChannelMessageSend(g.Channel("general"), "bypass")

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/sim/wsgateway"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
@@ -21,7 +22,7 @@ import (
 // has none, and GET /applications/@me reports the flags.
 func TestPrivilegedIntentsFollowApplicationFlags(t *testing.T) {
 	t.Parallel()
-	s := simtest.New(t)
+	s := simtest.New(t, simtest.WithFakeClock())
 	s.CreateGuild(sim.DefaultFixture())
 	var app struct {
 		ID    string
@@ -34,6 +35,7 @@ func TestPrivilegedIntentsFollowApplicationFlags(t *testing.T) {
 	}
 
 	open := func(intents discordgo.Intent) error {
+		s.Clock.Advance(wsgateway.DefaultIdentifyWindow) // a session start is due
 		dg := s.Session()
 		dg.ShouldReconnectOnError = false
 		dg.Identify.Intents = intents

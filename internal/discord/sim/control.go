@@ -41,6 +41,8 @@ func (s *Server) controlMux() *http.ServeMux {
 	mux.HandleFunc("POST /_sim/application", s.ctlApplication)
 	mux.HandleFunc("POST /_sim/oauth2/authorize", s.ctlAuthorize)
 	mux.HandleFunc("PATCH /_sim/guilds/{id}/roles/{role_id}", s.ctlMoveRole)
+	mux.HandleFunc("GET /_sim/gateway", s.ctlGateway)
+	mux.HandleFunc("POST /_sim/gateway", s.ctlGateway)
 	mux.HandleFunc("POST /_sim/reset", func(w http.ResponseWriter, r *http.Request) {
 		s.Reset()
 		w.WriteHeader(http.StatusNoContent)

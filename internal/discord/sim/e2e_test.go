@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/sim/wsgateway"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
@@ -83,6 +84,11 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 		wantStatus(t, s.Do("POST", "/channels/"+general+"/messages", map[string]any{"content": fmt.Sprint("during-", i)}), 200)
 	}
 	wait.Until(t, "RESUMED", func() bool { mu.Lock(); defer mu.Unlock(); return resumed == 1 })
+	// discordgo resumes on the URL it cached from GET /gateway, not on
+	// READY's resume_gateway_url: the simulator counts it.
+	if st := s.Gateway(); st.Resumes != 1 || st.ResumesElsewhere != 1 {
+		t.Errorf("gateway stats after discordgo's resume: %+v", st)
+	}
 	wantStatus(t, s.Do("POST", "/channels/"+general+"/messages", map[string]any{"content": "after"}), 200)
 	wait.Until(t, "every MESSAGE_CREATE once", func() bool {
 		mu.Lock()
@@ -111,7 +117,7 @@ func TestDiscordgoEndToEnd(t *testing.T) {
 // the gateway faults, through a stock discordgo Session.
 func TestGatewayEventsAndFaults(t *testing.T) {
 	t.Parallel()
-	s := simtest.New(t)
+	s := simtest.New(t, simtest.WithFakeClock())
 	s.SetApplicationFlags(simtest.PortalIntents)
 	g := s.CreateGuild(sim.DefaultFixture())
 	dg := s.Session()
@@ -176,7 +182,9 @@ func TestGatewayEventsAndFaults(t *testing.T) {
 	wait.Until(t, "RESUMED after close 4000", func() bool { return count("RESUMED") == 1 })
 	wait.Until(t, "the buffered MESSAGE_CREATE", func() bool { return count("MESSAGE_CREATE") == 2 })
 
-	// A non-resumable invalid session: discordgo identifies again.
+	// A non-resumable invalid session: discordgo identifies again, at
+	// once, so only after Discord's identify window has passed.
+	s.Clock.Advance(wsgateway.DefaultIdentifyWindow)
 	s.SetFault(sim.Fault{Gateway: "invalidate_session"})
 	wait.Until(t, "a second READY", func() bool { return count("READY") == 2 })
 	wait.Until(t, "one session", func() bool { return s.GatewaySessions() == 1 })

@@ -2,8 +2,11 @@ package sim
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim/wsgateway"
 )
@@ -26,6 +29,17 @@ func newGateway(s *Server) *wsgateway.Gateway {
 		},
 		Ready:  s.ready,
 		Logger: s.opts.Logger,
+		SessionStarts: wsgateway.StartLimit{
+			Total: wsgateway.DefaultStartTotal, Remaining: wsgateway.DefaultStartTotal, MaxConcurrency: 1,
+		},
+		StartWindow:    s.scaled(wsgateway.DefaultStartWindow),
+		IdentifyWindow: s.scaled(wsgateway.DefaultIdentifyWindow),
+		TokenReset: func() {
+			// Discord mails the owner the new token; nobody here knows it.
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.token = newToken()
+		},
 	})
 }
 
@@ -54,6 +68,79 @@ func (s *Server) ready(shardID, shardCount int) wsgateway.Ready {
 // GatewaySessions is the number of connected gateway sessions.
 func (s *Server) GatewaySessions() int { return s.gw.Sessions() }
 
+// GatewayState is GET /_sim/gateway: the gateway's counters and its
+// session start limit.
+type GatewayState struct {
+	wsgateway.Stats
+	SessionStartLimit SessionStartLimit `json:"session_start_limit"`
+}
+
+// SessionStartLimit is GET /gateway/bot's session_start_limit
+// (reset_after in milliseconds).
+type SessionStartLimit struct {
+	Total          int   `json:"total"`
+	Remaining      int   `json:"remaining"`
+	ResetAfter     int64 `json:"reset_after"`
+	MaxConcurrency int   `json:"max_concurrency"`
+}
+
+// StartLimitChange is POST /_sim/gateway: it sets the session start limit
+// as Discord changes it for a bot. Absent fields keep their value;
+// reset_after is in milliseconds of Discord's time, scaled.
+type StartLimitChange struct {
+	Total          *int   `json:"total,omitempty"`
+	Remaining      *int   `json:"remaining,omitempty"`
+	ResetAfter     *int64 `json:"reset_after,omitempty"`
+	MaxConcurrency *int   `json:"max_concurrency,omitempty"`
+}
+
+// Gateway returns the gateway's counters and session start limit.
+func (s *Server) Gateway() GatewayState {
+	return GatewayState{Stats: s.gw.Stats(), SessionStartLimit: sessionStartLimit(s.gw.StartLimit())}
+}
+
+func sessionStartLimit(l wsgateway.StartLimit) SessionStartLimit {
+	return SessionStartLimit{Total: l.Total, Remaining: l.Remaining, ResetAfter: l.ResetAfter.Milliseconds(), MaxConcurrency: l.MaxConcurrency}
+}
+
+// SetSessionStartLimit applies a start limit change.
+func (s *Server) SetSessionStartLimit(c StartLimitChange) error {
+	l := s.gw.StartLimit()
+	if c.Total != nil {
+		l.Total = *c.Total
+	}
+	if c.Remaining != nil {
+		l.Remaining = *c.Remaining
+	}
+	if c.ResetAfter != nil {
+		if *c.ResetAfter < 0 {
+			return errors.New("sim: reset_after must not be negative")
+		}
+		l.ResetAfter = s.scaled(time.Duration(*c.ResetAfter) * time.Millisecond)
+	}
+	if c.MaxConcurrency != nil {
+		l.MaxConcurrency = *c.MaxConcurrency
+	}
+	if err := s.gw.SetStartLimit(l); err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) ctlGateway(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		var c StartLimitChange
+		if !decodeControl(w, r, &c) {
+			return
+		}
+		if err := s.SetSessionStartLimit(c); err != nil {
+			ctlError(w, http.StatusBadRequest, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, s.Gateway())
+}
+
 func gatewayURL(r *http.Request) string {
 	scheme := "ws"
 	if r.TLS != nil {
@@ -68,11 +155,9 @@ func getGateway(s *Server, rq *request) (any, *apiError) {
 
 func getGatewayBot(s *Server, rq *request) (any, *apiError) {
 	return map[string]any{
-		"url":    gatewayURL(rq.r),
-		"shards": 1,
-		"session_start_limit": map[string]any{
-			"total": 1000, "remaining": 1000, "reset_after": 0, "max_concurrency": 1,
-		},
+		"url":                 gatewayURL(rq.r),
+		"shards":              1,
+		"session_start_limit": sessionStartLimit(s.gw.StartLimit()),
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/herald-bot/herald/internal/discord/sim/wsgateway"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
@@ -28,8 +29,11 @@ type gatewayClient struct {
 }
 
 // gateway connects a session identified with intents and reads READY.
+// The world's fake clock first moves past Discord's identify window, so
+// sessions opened one after another are not refused as too soon.
 func (w *world) gateway(t *testing.T, intents int) *gatewayClient {
 	t.Helper()
+	w.Clock.Advance(wsgateway.DefaultIdentifyWindow)
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(w.URL, "http")+"/gateway-ws?v=10&encoding=json", nil)
 	if err != nil {
 		t.Fatal(err)

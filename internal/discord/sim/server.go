@@ -87,8 +87,9 @@ const (
 )
 
 // Server is the simulator. It is an http.Handler serving /api/v10/ (and
-// /api/v9/), the gateway websocket at /gateway-ws and the control API
-// under /_sim/.
+// /api/v9/), the gateway websocket at /gateway-ws (and its
+// resume_gateway_url, /gateway-ws/resume) and the control API under
+// /_sim/.
 type Server struct {
 	opts    Options
 	clock   clockwork.Clock
@@ -189,7 +190,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveREST(w, r, strings.TrimPrefix(path, "/api/v10"))
 	case strings.HasPrefix(path, "/api/v9/"):
 		s.serveREST(w, r, strings.TrimPrefix(path, "/api/v9"))
-	case path == "/gateway-ws", path == "/gateway-ws/":
+	case path == "/gateway-ws", path == "/gateway-ws/", path == "/gateway-ws/resume", path == "/gateway-ws/resume/":
 		s.gw.ServeHTTP(w, r)
 	case strings.HasPrefix(path, "/_sim/"):
 		s.control.ServeHTTP(w, r)

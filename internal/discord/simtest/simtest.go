@@ -343,6 +343,24 @@ func (s *Sim) ResetToken(token string) {
 	s.control(http.MethodPost, "/_sim/token", sim.TokenReset{Token: token}, nil, http.StatusNoContent)
 }
 
+// Gateway reads GET /_sim/gateway: the gateway's counters (connections,
+// identifies, resumes, resumes elsewhere than on resume_gateway_url) and
+// its session start limit.
+func (s *Sim) Gateway() sim.GatewayState {
+	s.t.Helper()
+	var out sim.GatewayState
+	s.control(http.MethodGet, "/_sim/gateway", nil, &out, http.StatusOK)
+	return out
+}
+
+// SetSessionStartLimit changes the session start limit GET /gateway/bot
+// reports and the gateway keeps, through POST /_sim/gateway; nil fields
+// keep their value.
+func (s *Sim) SetSessionStartLimit(l sim.StartLimitChange) {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/gateway", l, nil, http.StatusOK)
+}
+
 // Reset empties the simulator through POST /_sim/reset.
 func (s *Sim) Reset() {
 	s.t.Helper()

@@ -61,6 +61,9 @@ func bareToken(token string) string {
 }
 
 func (c *conn) identify(d json.RawMessage) {
+	c.g.mu.Lock()
+	c.g.stats.Identifies++
+	c.g.mu.Unlock()
 	if c.authenticated() {
 		c.fail(CloseAlreadyAuthenticated)
 		return
@@ -71,7 +74,7 @@ func (c *conn) identify(d json.RawMessage) {
 		return
 	}
 	token := bareToken(*id.Token)
-	if !c.g.authorize(token) {
+	if !c.g.accepts(token) {
 		c.fail(CloseAuthenticationFailed)
 		return
 	}
@@ -110,7 +113,7 @@ func (c *conn) identify(d json.RawMessage) {
 		stubs = append(stubs, unavailableGuild{ID: gd.ID, Unavailable: true})
 	}
 
-	s := newSession(token, shard, *id.Intents, c.g.replayLimit)
+	s := newSession(token, shard, *id.Intents, c.g.replayLimit, c.resumeURL)
 	data := readyData{
 		V:                c.version,
 		User:             ready.User,
@@ -129,24 +132,57 @@ func (c *conn) identify(d json.RawMessage) {
 		return
 	}
 
+	if c.start(s, token, readyJSON, ready.Guilds) == startExhausted {
+		c.g.tokenReset()
+	}
+}
+
+// start registers s, a session just identified, and sends READY and the
+// GUILD_CREATEs, unless the session start limit refuses it.
+func (c *conn) start(s *session, token string, readyJSON []byte, guilds []json.RawMessage) startResult {
 	c.g.mu.Lock()
 	defer c.g.mu.Unlock()
 	switch {
 	case c.closed:
-		return
+		return startOK
 	case c.session != nil:
 		c.g.closeLocked(c, CloseAlreadyAuthenticated)
-		return
+		return startOK
+	}
+	switch res := c.g.starts.start(token, s.shard[0], c.g.clock.Now()); res {
+	case startTooSoon:
+		c.send(frame(opInvalidSession, false))
+		return res
+	case startExhausted:
+		// "Upon hitting this limit, all active sessions for the app will
+		// be terminated, the bot token will be reset".
+		c.g.stats.TokenResets++
+		c.g.log.Warn("gateway session start limit exceeded: sessions terminated, token reset")
+		for other := range c.g.conns {
+			c.g.closeLocked(other, CloseAuthenticationFailed)
+		}
+		clear(c.g.sessions)
+		return res
 	}
 	c.g.expireLocked()
 	c.g.sessions[s.id] = s
 	s.conn = c
 	c.session = s
 	c.send(s.record("READY", readyJSON))
-	for _, raw := range ready.Guilds {
+	for _, raw := range guilds {
 		c.send(s.record("GUILD_CREATE", compact(raw)))
 	}
-	c.g.log.Debug("gateway session identified", "shard", shard)
+	c.g.log.Debug("gateway session identified", "shard", s.shard)
+	return startOK
+}
+
+// accepts reports whether token may authenticate: Authorize takes it and
+// no exceeded start limit has reset it.
+func (g *Gateway) accepts(token string) bool {
+	g.mu.Lock()
+	revoked := g.starts.isRevoked(token)
+	g.mu.Unlock()
+	return !revoked && g.authorize(token)
 }
 
 // compact strips insignificant whitespace so a guild object given indented
@@ -170,7 +206,7 @@ func (c *conn) resume(d json.RawMessage) {
 		return
 	}
 	token := bareToken(*r.Token)
-	if !c.g.authorize(token) {
+	if !c.g.accepts(token) {
 		c.fail(CloseAuthenticationFailed)
 		return
 	}
@@ -211,5 +247,24 @@ func (c *conn) resume(d json.RawMessage) {
 		c.send(f)
 	}
 	c.send(s.resumed())
-	c.g.log.Debug("gateway session resumed", "from_seq", seq)
+	c.g.stats.Resumes++
+	if c.url != s.resumeURL {
+		c.g.stats.ResumesElsewhere++
+		c.reconnectSoon(s)
+	}
+	c.g.log.Debug("gateway session resumed", "from_seq", seq, "on_resume_url", c.url == s.resumeURL)
+}
+
+// reconnectSoon models Discord's answer to a resume made elsewhere than on
+// resume_gateway_url ("it will experience disconnects at a higher rate
+// than normal"): one heartbeat interval later the session is asked to
+// reconnect (op 7), if it is still on this connection.
+func (c *conn) reconnectSoon(s *session) {
+	c.g.clock.AfterFunc(c.g.interval, func() {
+		c.g.mu.Lock()
+		defer c.g.mu.Unlock()
+		if !c.closed && c.session == s {
+			c.send(frame(opReconnect, nil))
+		}
+	})
 }

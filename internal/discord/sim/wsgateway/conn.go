@@ -3,6 +3,7 @@ package wsgateway
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +27,8 @@ type conn struct {
 	g         *Gateway
 	ws        *websocket.Conn
 	version   int
-	resumeURL string
+	url       string      // the URL the client connected to, without query
+	resumeURL string      // what READY gives as resume_gateway_url
 	zlib      *zlibStream // nil without transport compression; writer only
 
 	// Guarded by g.mu.
@@ -71,7 +73,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	c := &conn{g: g, ws: ws, resumeURL: resumeURL(r), wake: make(chan struct{}, 1)}
+	url, resume := endpoints(r)
+	c := &conn{g: g, ws: ws, url: url, resumeURL: resume, wake: make(chan struct{}, 1)}
 	if q.Get("compress") == "zlib-stream" {
 		c.zlib = newZlibStream()
 	}
@@ -107,6 +110,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.conns[c] = struct{}{}
+	g.stats.Connections++
 	g.mu.Unlock()
 
 	c.startHeartbeatWatch()
@@ -119,13 +123,22 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.mu.Unlock()
 }
 
-// resumeURL is the resume_gateway_url: this same endpoint, without query.
-func resumeURL(r *http.Request) string {
+// resumePath ends the resume_gateway_url's path: Discord's is another host
+// than the URL sessions start on; the simulator's is another path, so a
+// test sees where a client resumed.
+const resumePath = "/resume"
+
+// endpoints returns the URL r connected to and the resume_gateway_url
+// READY hands out: the same endpoint, without query, below resumePath.
+// Trailing slashes (discordgo adds one) do not matter.
+func endpoints(r *http.Request) (url, resume string) {
 	scheme := "ws"
 	if r.TLS != nil {
 		scheme = "wss"
 	}
-	return scheme + "://" + r.Host + r.URL.Path
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	url = scheme + "://" + r.Host + path
+	return url, scheme + "://" + r.Host + strings.TrimSuffix(path, resumePath) + resumePath
 }
 
 // readLoop handles the client's payloads until the connection ends, and

@@ -1,8 +1,9 @@
 // Package wsgateway is the simulator's Discord gateway: the websocket that
 // GET /gateway points bots at. It models Discord's documented protocol
-// (HELLO, IDENTIFY/READY, heartbeats, RESUME with replay, INVALID_SESSION,
-// RECONNECT, the gateway close codes and the 120-commands-per-minute limit)
-// closely enough that a stock discordgo Session runs against it unmodified.
+// (HELLO, IDENTIFY/READY, heartbeats, RESUME with replay on
+// resume_gateway_url, INVALID_SESSION, RECONNECT, the gateway close codes,
+// the 120-commands-per-minute limit and the session start limit) closely
+// enough that a stock discordgo Session runs against it unmodified.
 package wsgateway
 
 import (
@@ -43,6 +44,20 @@ type Config struct {
 	// default DefaultReplayLimit. A resume from before the oldest buffered
 	// dispatch gets INVALID_SESSION.
 	ReplayLimit int
+
+	// SessionStarts is the session start limit at start; a zero Total
+	// means none (every IDENTIFY starts a session). StartWindow (default
+	// 24 h) is how often Remaining refills to Total, IdentifyWindow
+	// (default 5 s) the max_concurrency window; the sim passes both
+	// already scaled.
+	SessionStarts  StartLimit
+	StartWindow    time.Duration
+	IdentifyWindow time.Duration
+	// TokenReset is called, outside the gateway's lock, when an IDENTIFY
+	// beyond the start limit makes Discord reset the bot's token; the
+	// gateway itself closes every session with 4004 and refuses the old
+	// token from then on.
+	TokenReset func()
 }
 
 // Ready is what a new session receives: the READY payload's user and
@@ -63,6 +78,7 @@ type Gateway struct {
 	disallowed   func() int64
 	resumeWindow time.Duration
 	replayLimit  int
+	tokenReset   func()
 	upgrader     websocket.Upgrader
 
 	wg sync.WaitGroup // connections' goroutines
@@ -71,6 +87,21 @@ type Gateway struct {
 	closed   bool
 	conns    map[*conn]struct{}
 	sessions map[string]*session
+	starts   starts
+	stats    Stats
+}
+
+// Stats counts what the gateway has seen since it started.
+type Stats struct {
+	Sessions    int `json:"sessions"`    // connected now
+	Connections int `json:"connections"` // websocket connections accepted
+	Identifies  int `json:"identifies"`  // IDENTIFY payloads received
+	Resumes     int `json:"resumes"`     // sessions resumed
+	// ResumesElsewhere are the resumes not made on the session's
+	// resume_gateway_url; Discord disconnects such a session again soon.
+	ResumesElsewhere int `json:"resumes_elsewhere"`
+	// TokenResets are the IDENTIFYs beyond the session start limit.
+	TokenResets int `json:"token_resets"`
 }
 
 // New returns a Gateway. It panics if cfg.Ready is nil.
@@ -87,6 +118,7 @@ func New(cfg Config) *Gateway {
 		disallowed:   cfg.DisallowedIntents,
 		resumeWindow: cfg.ResumeWindow,
 		replayLimit:  cfg.ReplayLimit,
+		tokenReset:   cfg.TokenReset,
 		// Bots send no Origin header; the simulator has no browser callers.
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }},
 		conns:    make(map[*conn]struct{}),
@@ -113,6 +145,10 @@ func New(cfg Config) *Gateway {
 	if g.replayLimit <= 0 {
 		g.replayLimit = DefaultReplayLimit
 	}
+	if g.tokenReset == nil {
+		g.tokenReset = func() {}
+	}
+	g.starts = newStarts(cfg, g.clock.Now())
 	return g
 }
 
@@ -221,6 +257,10 @@ func (g *Gateway) InvalidateSessions(resumable bool) {
 func (g *Gateway) Sessions() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.sessionsLocked()
+}
+
+func (g *Gateway) sessionsLocked() int {
 	n := 0
 	for c := range g.conns {
 		if c.session != nil {
@@ -228,6 +268,15 @@ func (g *Gateway) Sessions() int {
 		}
 	}
 	return n
+}
+
+// Stats returns the gateway's counters.
+func (g *Gateway) Stats() Stats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.stats
+	st.Sessions = g.sessionsLocked()
+	return st
 }
 
 // Close closes every connection with 1001 Going Away, forgets every session

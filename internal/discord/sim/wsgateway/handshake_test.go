@@ -48,8 +48,8 @@ func TestHelloIdentifyReadyGuildCreate(t *testing.T) {
 	if r.V != 10 || r.User["id"] != "100" || r.Application["id"] != "200" || r.SessionID == "" {
 		t.Errorf("READY = %s", p.D)
 	}
-	if r.ResumeGatewayURL != base {
-		t.Errorf("resume_gateway_url = %q, want %q", r.ResumeGatewayURL, base)
+	if r.ResumeGatewayURL != base+"/resume" {
+		t.Errorf("resume_gateway_url = %q, want %q", r.ResumeGatewayURL, base+"/resume")
 	}
 	if r.Shard != nil {
 		t.Errorf("READY has shard %v although IDENTIFY sent none", *r.Shard)
@@ -136,7 +136,7 @@ func TestResumeURLUsesRequestPath(t *testing.T) {
 	c.read()
 	c.op(opIdentify, identifyPayload(testToken, 1))
 	p := c.readDispatch("READY", 1)
-	if !strings.Contains(string(p.D), `"resume_gateway_url":"`+base+`/"`) {
-		t.Errorf("READY %s: resume_gateway_url is not %s/", p.D, base)
+	if !strings.Contains(string(p.D), `"resume_gateway_url":"`+base+`/resume"`) {
+		t.Errorf("READY %s: resume_gateway_url is not %s/resume", p.D, base)
 	}
 }

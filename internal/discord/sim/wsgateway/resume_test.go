@@ -1,6 +1,7 @@
 package wsgateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -279,5 +280,86 @@ func waitSessions(t *testing.T, g *Gateway, n int) {
 			t.Fatalf("Sessions() = %d, want %d", g.Sessions(), n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// READY's resume_gateway_url is where a session resumes (Discord's gateway
+// docs, "Ready event" and "Preparing to Resume": "your app should open a
+// new connection using resume_gateway_url rather than the URL used to
+// initially connect"). The simulator's is the endpoint below /resume.
+func TestResumeOnResumeGatewayURL(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClock()
+	g := New(Config{Clock: clock, Ready: testReady()})
+	base := serve(t, g)
+	c := connect(t, base)
+	c.op(opIdentify, identifyPayload(testToken, allIntents))
+	var r struct {
+		SessionID        string `json:"session_id"`
+		ResumeGatewayURL string `json:"resume_gateway_url"`
+	}
+	if err := json.Unmarshal(c.readDispatch("READY", 1).D, &r); err != nil || r.ResumeGatewayURL != base+"/resume" {
+		t.Fatalf("READY resume_gateway_url %q (%v), want %s/resume", r.ResumeGatewayURL, err, base)
+	}
+	c.drop()
+	waitSessions(t, g, 0)
+	c = connect(t, r.ResumeGatewayURL+"/") // discordgo adds a slash
+	c.resume(r.SessionID, 1)
+	c.readDispatch("RESUMED", 2)
+	if st := g.Stats(); st.Resumes != 1 || st.ResumesElsewhere != 0 || st.Connections != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	clock.Advance(DefaultHeartbeatInterval)
+	if p := c.read(); p.Op != opHeartbeat {
+		t.Fatalf("got %v, want only the heartbeat request a session on its resume URL gets", p)
+	}
+}
+
+// A resume elsewhere than on resume_gateway_url works, but is counted and
+// the session is soon asked to reconnect: "If your app doesn't use the
+// resume_gateway_url when reconnecting, it will experience disconnects at
+// a higher rate than normal" (gateway docs, "Preparing to Resume").
+func TestResumeElsewhereIsCountedAndReconnectedSoon(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClock()
+	g := New(Config{Clock: clock, Ready: testReady()})
+	base := serve(t, g)
+	c := connect(t, base)
+	id := c.identify()
+	c.drop()
+	waitSessions(t, g, 0)
+	c = connect(t, base)
+	c.resume(id, 1)
+	c.readDispatch("RESUMED", 2)
+	if st := g.Stats(); st.Resumes != 1 || st.ResumesElsewhere != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	clock.Advance(DefaultHeartbeatInterval)
+	for p := c.read(); p.Op != opReconnect; p = c.read() {
+		if p.Op != opHeartbeat {
+			t.Fatalf("got %v, want RECONNECT", p)
+		}
+	}
+}
+
+// The close codes Discord marks "do not reconnect" end the session: a
+// RESUME of it afterwards gets INVALID_SESSION ("Gateway Close Event
+// Codes" in Opcodes and Status Codes: 4004, 4010-4014 reconnect false).
+func TestFatalCloseCodesEndTheSession(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{CloseAuthenticationFailed, CloseInvalidShard, CloseShardingRequired,
+		CloseInvalidAPIVersion, CloseInvalidIntents, CloseDisallowedIntents} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			t.Parallel()
+			g := New(Config{Ready: testReady()})
+			base := serve(t, g)
+			c := connect(t, base)
+			id := c.identify()
+			g.Disconnect(code)
+			c.expectClose(code)
+			c = connect(t, base+"/resume")
+			c.resume(id, 1)
+			c.invalidSession(false)
+		})
 	}
 }

@@ -16,6 +16,7 @@ type session struct {
 	tokenHash [32]byte // the token itself is a secret and is not kept
 	shard     [2]int
 	intents   int64
+	resumeURL string // the resume_gateway_url its READY gave
 
 	seq     int64
 	events  []event // replay buffer, oldest first, at most limit long
@@ -31,13 +32,14 @@ type event struct {
 	frame []byte
 }
 
-func newSession(token string, shard [2]int, intents int64, limit int) *session {
+func newSession(token string, shard [2]int, intents int64, limit int, resumeURL string) *session {
 	return &session{
 		id:        newSessionID(),
 		tokenHash: sha256.Sum256([]byte(token)),
 		shard:     shard,
 		intents:   intents,
 		limit:     limit,
+		resumeURL: resumeURL,
 	}
 }
 
