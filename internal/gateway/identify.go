@@ -92,14 +92,18 @@ func (s *Session) startAllowed() (string, error) {
 	}
 }
 
-// identifies is when each rate-limit key may IDENTIFY next, for the
-// sessions of this process. A key names the bot and its gateway too, so
-// sessions of other bots (or of tests against other simulators) do not
-// wait for each other.
-var identifies = struct {
-	sync.Mutex
+// Pacer keeps max_concurrency's pace between the sessions that share it:
+// when each rate-limit key may IDENTIFY next. Shards opened by one
+// process share one; a session without one paces only itself. A key
+// names the bot and its gateway too, so sessions of other bots (or of
+// tests against other simulators) do not wait for each other.
+type Pacer struct {
+	mu   sync.Mutex
 	next map[identifyKey]time.Time
-}{next: map[identifyKey]time.Time{}}
+}
+
+// NewPacer returns a Pacer for sessions to share.
+func NewPacer() *Pacer { return &Pacer{next: map[identifyKey]time.Time{}} }
 
 type identifyKey struct {
 	bot     [32]byte // the token's hash
@@ -109,16 +113,17 @@ type identifyKey struct {
 
 // identifyTurn waits for k's turn and takes it.
 func (s *Session) identifyTurn(k identifyKey) error {
+	p := s.o.Pacer
 	for {
-		identifies.Lock()
+		p.mu.Lock()
 		now := s.clock.Now()
-		at := identifies.next[k]
+		at := p.next[k]
 		if !now.Before(at) {
-			identifies.next[k] = now.Add(identifyWindow)
-			identifies.Unlock()
+			p.next[k] = now.Add(identifyWindow)
+			p.mu.Unlock()
 			return nil
 		}
-		identifies.Unlock()
+		p.mu.Unlock()
 		if err := s.sleep(at.Sub(now)); err != nil {
 			return err
 		}

@@ -288,9 +288,10 @@ func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 				s.Clock.Advance(3 * time.Millisecond) // spread the snowflakes' timestamps
 			}
 			var sessions [2]*Session
+			pacer := NewPacer()
 			for shard := range 2 {
 				o, _ := options(t, s, &logbuf.Buffer{})
-				o.ShardID, o.ShardCount = shard, 2
+				o.ShardID, o.ShardCount, o.Pacer = shard, 2, pacer
 				if shard == 0 || concurrency == 2 {
 					sessions[shard] = open(t, o)
 					continue
