@@ -224,6 +224,7 @@ func TestUnknownRoutes(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(tt.method, tt.path, nil)
 		req.Header.Set("Authorization", "Bot x")
+		req.Header.Set("User-Agent", simtest.UserAgent)
 		srv.ServeHTTP(rec, req)
 		var e errorBody
 		json.Unmarshal(rec.Body.Bytes(), &e)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -146,11 +145,17 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 	start := s.clock.Now()
 	rt, params, exists := match(s.routes, r.Method, path)
 	if rt == nil {
-		e := errNotFound
-		if exists {
-			e = errMethodNotAllowed
+		s.mu.Lock()
+		resp, refused := s.edge(r, s.clock.Now())
+		s.mu.Unlock()
+		if !refused {
+			e := errNotFound
+			if exists {
+				e = errMethodNotAllowed
+			}
+			resp = response{status: e.status, body: e.body()}
 		}
-		writeJSON(w, e.status, e.body())
+		writeJSON(w, resp.status, resp.body)
 		return
 	}
 	rq := &request{r: r, route: rt, params: params}
@@ -181,21 +186,16 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 	writeJSON(w, resp.status, resp.body)
 }
 
-// process runs the checks Discord runs, in its order: the Cloudflare
-// block, authentication, injected 5xx, the global limit, the route bucket,
-// shared resource limits, then the handler. The lock is held.
+// process runs the checks Discord runs, in its order: Cloudflare's (the
+// block, the User-Agent), authentication, injected 5xx, the global limit,
+// the route bucket, shared resource limits, then the handler. The lock is
+// held.
 func (s *Server) process(rq *request, token string) response {
 	rt, now := rq.route, rq.now
-	h := http.Header{}
-	if s.invalid.blocked(now) {
-		retry, _ := strconv.ParseFloat(formatSeconds(s.invalid.blockedUntil.Sub(now)), 64)
-		return response{status: http.StatusTooManyRequests, header: h, body: map[string]any{
-			"code":        0,
-			"message":     "You are being blocked from accessing our API temporarily due to exceeding our rate limits frequently. Please read our docs at https://discord.com/developers/docs/topics/rate-limits to prevent this moving forward.",
-			"retry_after": retry,
-			"global":      false,
-		}}
+	if resp, refused := s.edge(rq.r, now); refused {
+		return resp
 	}
+	h := http.Header{}
 	if !rt.noAuth && (token == "" || !s.tokenAccepted(token)) {
 		return s.finish(rq, h, nil, errUnauthorized)
 	}

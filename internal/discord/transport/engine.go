@@ -40,6 +40,11 @@ type Config struct {
 	ApplicationID string
 	// Base sends the requests; http.DefaultTransport when nil.
 	Base http.RoundTripper
+	// UserAgent goes on every request, replacing any the caller (such as
+	// discordgo) set: Discord requires "DiscordBot ($url, $versionNumber)"
+	// and its Cloudflare may block requests without it. Default
+	// UserAgent("dev").
+	UserAgent string
 	// Clock is the time source; the real clock when nil.
 	Clock clockwork.Clock
 	// GlobalLimit requests per GlobalPeriod for all non-exempt routes
@@ -95,6 +100,9 @@ func (c *Config) defaults() {
 	}
 	if c.Base == nil {
 		c.Base = http.DefaultTransport
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = UserAgent("dev")
 	}
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()
@@ -449,9 +457,17 @@ func (e *Engine) backoff(n int) time.Duration {
 	return time.Duration(e.rng.Int64N(int64(ceil)) + 1)
 }
 
-// newAttempt builds the HTTP request for one attempt of it.
-func newAttempt(it *item) *http.Request {
+// UserAgent is herald's User-Agent for a version, in the form Discord's
+// reference ("HTTP API: User Agent") requires of every REST client.
+func UserAgent(version string) string {
+	return "DiscordBot (https://github.com/herald-bot/herald, " + version + ")"
+}
+
+// newAttempt builds the HTTP request for one attempt of it, carrying the
+// engine's User-Agent.
+func (e *Engine) newAttempt(it *item) *http.Request {
 	r := it.req.Clone(it.ctx)
+	r.Header.Set("User-Agent", e.cfg.UserAgent)
 	if it.body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(it.body))
 		r.ContentLength = int64(len(it.body))

@@ -146,7 +146,7 @@ func (e *Engine) send(it *item) (resp *http.Response, body []byte, wrote bool, e
 	var written atomic.Bool
 	ctx, cancel := context.WithTimeout(it.ctx, e.cfg.RequestTimeout)
 	defer cancel()
-	req := newAttempt(it)
+	req := e.newAttempt(it)
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(true) },
 	}))
