@@ -192,7 +192,7 @@ func getMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	return s.st.renderMessage(m), nil
+	return s.st.readMessage(m), nil
 }
 
 func editMessage(s *Server, rq *request) (any, *apiError) {
@@ -270,7 +270,7 @@ func listMessages(s *Server, rq *request) (any, *apiError) {
 	}
 	out := make([]any, 0, len(page))
 	for i := len(page) - 1; i >= 0; i-- {
-		out = append(out, s.st.renderMessage(page[i]))
+		out = append(out, s.st.readMessage(page[i]))
 	}
 	return out, nil
 }
