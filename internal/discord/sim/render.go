@@ -229,7 +229,7 @@ func (s *state) renderGuild(g *guild) map[string]any {
 		"verification_level": 0, "roles": roles, "default_message_notifications": 0,
 		"mfa_level": 0, "explicit_content_filter": 0, "max_presences": nil,
 		"max_members": 500000, "max_stage_video_channel_users": 50,
-		"max_video_channel_users": 25, "vanity_url_code": nil, "premium_tier": 0,
+		"max_video_channel_users": 25, "vanity_url_code": nil, "premium_tier": g.premiumTier,
 		"premium_subscription_count": 0, "preferred_locale": "en-US",
 		"rules_channel_id": nil, "safety_alerts_channel_id": nil,
 		"public_updates_channel_id": nil, "premium_progress_bar_enabled": false,

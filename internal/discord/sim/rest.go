@@ -12,9 +12,6 @@ import (
 	"time"
 )
 
-// maxBody caps request bodies; Discord's upload limit for bots is 25 MiB.
-const maxBody = 25 << 20
-
 // upload is one file of a multipart request.
 type upload struct {
 	field       string
@@ -105,14 +102,21 @@ func (rq *request) readBody() {
 	if mediaType != "multipart/form-data" {
 		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		if err != nil || len(b) > maxBody {
-			rq.bodyErr = &apiError{status: http.StatusRequestEntityTooLarge, code: 40005, message: "Request entity too large"}
+			rq.bodyErr = errTooLarge
 			return
 		}
 		rq.body = b
 		return
 	}
+	// Files past the memory limit go to temporary files, which the HTTP
+	// server removes once the request is answered.
+	r.Body = http.MaxBytesReader(nil, r.Body, maxUploadRequest)
 	if err := r.ParseMultipartForm(maxBody); err != nil {
 		rq.bodyErr = errInvalidJSON
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			rq.bodyErr = errTooLarge
+		}
 		return
 	}
 	if vals := r.MultipartForm.Value["payload_json"]; len(vals) > 0 {

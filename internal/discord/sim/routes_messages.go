@@ -10,8 +10,12 @@ var errNonTextChannel = &apiError{status: http.StatusBadRequest, code: 50008, me
 var errEditOthers = &apiError{status: http.StatusForbidden, code: 50005, message: "Cannot edit a message authored by another user"}
 
 // decodeMessage reads and validates the message body of a create (empty
-// messages are refused) or of an edit.
-func (rq *request) decodeMessage(creating bool) (*messageBody, *apiError) {
+// messages are refused) or of an edit, with its files against the upload
+// limit of the guild it goes to (uploadLimit).
+func (rq *request) decodeMessage(creating bool, uploadLimit int) (*messageBody, *apiError) {
+	if err := rq.uploadsFit(uploadLimit); err != nil {
+		return nil, err
+	}
 	var body messageBody
 	if err := rq.decode(&body); err != nil {
 		return nil, err
@@ -145,7 +149,7 @@ func createMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(true)
+	body, err := rq.decodeMessage(true, s.st.uploadLimit(c.guildID))
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +204,7 @@ func editMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(false)
+	body, err := rq.decodeMessage(false, s.st.uploadLimit(m.guildID))
 	if err != nil {
 		return nil, err
 	}

@@ -149,7 +149,7 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(true)
+	body, err := rq.decodeMessage(true, s.st.uploadLimit(w.guildID))
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func editWebhookMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(false)
+	body, err := rq.decodeMessage(false, s.st.uploadLimit(m.guildID))
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import "encoding/json"
 
 // The exceptions to Discord's OpenAPI document live here, in
 // multipartDecoder (payload_json), in withoutWebhookUploads (files[n] on
-// Execute Webhook) and in requestForSpec (what discordgo sends); unions
+// Execute Webhook and Create Interaction Response) and in requestForSpec (what discordgo sends); unions
 // works around the validator itself. Each one covers
 // something Discord really accepts or sends; nothing else is excused and no
 // route is skipped.
