@@ -19,6 +19,9 @@ var ignoredHeaders = []string{
 	// GitHub names a delivery's event in it, and Discord's GitHub-compatible
 	// webhook reads it (docs: Execute GitHub-Compatible Webhook).
 	"X-GitHub-Event",
+	// Discord localizes application commands for the locale it names
+	// (docs: Application Commands, "Retrieving localized commands").
+	"X-Discord-Locale",
 }
 
 // strictIgnorePaths are the maps in Discord's bodies: objects whose keys are
