@@ -289,3 +289,25 @@ func TestEveryRequestCarriesTheUserAgent(t *testing.T) {
 		t.Errorf("default User-Agent %q", got)
 	}
 }
+
+// The simulator refuses a request whose User-Agent is not Discord's
+// "DiscordBot (url, version)" as Discord's Cloudflare does (403, code
+// 40333): the engine calls that blocked, not a missing permission.
+func TestSimulatorUserAgentBlockIsBlocked(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), UserAgent: "Mozilla/5.0 (X11; Linux x86_64)"})
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v10/channels/"+g.Channel("general"), nil)
+	req.Header.Set("Authorization", "Bot "+simtest.Token)
+	_, err := e.Do(req)
+	if cls, wait := transport.Classify(err); cls != transport.Blocked || wait <= 0 {
+		t.Fatalf("err = %v: class %s, wait %s", err, cls, wait)
+	}
+	if h := e.Health(); h.Err() == nil || !strings.Contains(h.EdgeBlockedReason, "40333") {
+		t.Fatalf("health %+v", h)
+	}
+	if st := s.Stats(); st.RefusedUserAgent != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
