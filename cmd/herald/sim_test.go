@@ -42,6 +42,7 @@ func TestSimStandalone(t *testing.T) {
 	}
 	get := func(path, token string) (int, string) {
 		req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
+		req.Header.Set("User-Agent", simtest.UserAgent)
 		if token != "" {
 			req.Header.Set("Authorization", "Bot "+token)
 		}
@@ -83,7 +84,7 @@ func TestRegisterCommands(t *testing.T) {
 		DefaultMemberPermissions string            `json:"default_member_permissions"`
 		DescriptionLocalizations map[string]string `json:"description_localizations"`
 	}
-	s.Do("GET", "/applications/"+s.ApplicationID()+"/guilds/"+g.ID+"/commands", nil).JSON(t, &cmds)
+	s.Do("GET", "/applications/"+s.ApplicationID()+"/guilds/"+g.ID+"/commands?with_localizations=true", nil).JSON(t, &cmds)
 	// Staff-only commands default to their permission; /ticket is for
 	// every member in a ticket.
 	want := map[string]string{"herald": "32", "rolemenu": "268435456", "tickets": "32", "ticket": "", "roles": "268435456"}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/transport"
 )
 
 // world is one simulator serving one client's run, so runs never share
@@ -71,6 +72,8 @@ func (w *world) call(method, path string, body, out any) error {
 	}
 	req.Header.Set("Authorization", "Bot "+w.token)
 	req.Header.Set("Content-Type", "application/json")
+	// Discord refuses REST requests without a DiscordBot User-Agent.
+	req.Header.Set("User-Agent", transport.UserAgent("bench"))
 	res, err := w.http.Do(req)
 	if err != nil {
 		return err

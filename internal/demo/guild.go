@@ -14,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/transport"
 )
 
 // guild is the demo guild and what the setup made in it.
@@ -247,6 +248,8 @@ func (d *Demo) rest(method, path string, body, out any) error {
 	}
 	req.Header.Set("Authorization", "Bot "+Token)
 	req.Header.Set("Content-Type", "application/json")
+	// Discord refuses REST requests without a DiscordBot User-Agent.
+	req.Header.Set("User-Agent", transport.UserAgent("demo"))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

@@ -260,7 +260,7 @@ func healthLines(loc *i18n.Localizer, h transport.Health, now time.Time) []strin
 		lines = append(lines, loc.T("status.unauthorized", nil))
 	}
 	if h.EdgeBlockedUntil.After(now) {
-		lines = append(lines, loc.T("status.edge_blocked", map[string]any{"Until": h.EdgeBlockedUntil.Unix()}))
+		lines = append(lines, loc.T("status.edge_blocked", map[string]any{"Reason": h.EdgeBlockedReason, "Until": h.EdgeBlockedUntil.Unix()}))
 	}
 	if h.GlobalGateUntil.After(now) {
 		lines = append(lines, loc.T("status.global_gate", map[string]any{"Until": h.GlobalGateUntil.Unix()}))

@@ -20,6 +20,7 @@ type Reason string
 const (
 	ReasonRateLimited      Reason = "rate_limited"        // waiting: Discord asked us to slow down
 	ReasonUnavailable      Reason = "discord_unavailable" // waiting: Discord fails on this route (its circuit is open)
+	ReasonBlocked          Reason = "edge_blocked"        // waiting: Discord's edge (Cloudflare) blocked herald
 	ReasonNeedsPermission  Reason = "needs_permission"    // failed: the bot lacks a permission
 	ReasonTargetMissing    Reason = "target_missing"      // failed: the message, channel or role is gone
 	ReasonInvalid          Reason = "invalid"             // failed: Discord rejected the request
@@ -41,6 +42,8 @@ type Outcome struct {
 //     holds no worker or transaction while it waits;
 //   - Discord failing with a known wait (a route's open circuit): snooze
 //     until its next probe, waiting rather than spending attempts;
+//   - blocked by Discord's edge (Cloudflare): snooze while the transport
+//     holds every request; no permission is missing;
 //   - missing permission, missing target, invalid request: cancel at once
 //     with the reason, since retrying cannot help;
 //   - transient errors, unknown outcomes and a rejected token: River's
@@ -82,6 +85,9 @@ func (o *outcomes) Work(ctx context.Context, job *rivertype.JobRow, doInner func
 	case transport.RateLimited:
 		record(ReasonRateLimited, time.Now().Add(wait))
 		o.metrics.waits.WithLabelValues(job.Kind).Observe(wait.Seconds())
+		return river.JobSnooze(wait)
+	case transport.Blocked:
+		record(ReasonBlocked, time.Now().Add(wait))
 		return river.JobSnooze(wait)
 	case transport.Permission:
 		record(ReasonNeedsPermission, time.Time{})

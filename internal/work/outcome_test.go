@@ -34,6 +34,7 @@ var failures = map[string]error{
 	"not_found":    &transport.APIError{Route: "PATCH /channels/{channel_id}/messages/{message_id}", Status: 404, Code: 10008, Message: "Unknown Message"},
 	"invalid":      &transport.APIError{Route: "POST /channels/{channel_id}/messages", Status: 400, Code: 50035, Message: "Invalid Form Body"},
 	"transient":    &transport.TransientError{Route: "GET /channels/{channel_id}", Status: http.StatusBadGateway, Attempts: 6},
+	"blocked":      &transport.APIError{Route: "POST /channels/{channel_id}/messages", Status: 403, Code: 40333, Message: "internal network error", RetryAfter: 10 * time.Minute},
 	"circuit_open": &transport.CircuitOpenError{Route: "POST /channels/{channel_id}/messages", Bucket: "b", ConsecutiveFailures: 10, RetryAfter: 20 * time.Second},
 }
 
@@ -52,7 +53,8 @@ func startCalls(t *testing.T, pool *pgxpool.Pool) (*work.Client, *callWorker) {
 }
 
 // Each transport error class ends the job the way DESIGN.md says: a rate
-// limit or an open circuit waits (no attempt, no worker held); a missing
+// limit, an open circuit or a block by Discord's edge waits (no attempt,
+// no worker held); a missing
 // permission, target or valid body fails at once with its reason;
 // transient errors retry.
 func TestOutcomesByErrorClass(t *testing.T) {
@@ -68,6 +70,7 @@ func TestOutcomesByErrorClass(t *testing.T) {
 		"invalid":      {Name: "failed", Reason: work.ReasonInvalid},
 		"transient":    {Name: "waiting"},
 		"circuit_open": {Name: "waiting", Reason: work.ReasonUnavailable},
+		"blocked":      {Name: "waiting", Reason: work.ReasonBlocked},
 	}
 	ids := map[string]int64{}
 	for fail := range want {
@@ -96,6 +99,9 @@ func TestOutcomesByErrorClass(t *testing.T) {
 		}
 		if fail == "circuit_open" && (got.Attempts != 0 || time.Until(got.Until) < 15*time.Second) {
 			t.Errorf("circuit open: %d attempts, waiting until %s; want a snooze until the probe, no attempt spent", got.Attempts, got.Until)
+		}
+		if fail == "blocked" && (got.Attempts != 0 || time.Until(got.Until) < 9*time.Minute) {
+			t.Errorf("blocked by Discord's edge: %d attempts, waiting until %s; want a snooze while the transport holds requests, no attempt spent", got.Attempts, got.Until)
 		}
 		if st.Name == "failed" && got.Attempts != 1 {
 			t.Errorf("%s: failed after %d attempts, want 1", fail, got.Attempts)

@@ -6,11 +6,14 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
 func TestGuildRolesAndMembers(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, sim.DefaultFixture())
+	// Listing members needs the Server Members intent switched on.
+	w.s.SetApplicationFlags(simtest.PortalIntents)
 	ctx := t.Context()
 	g, err := w.c.Guild(ctx, w.g.ID)
 	if err != nil || g.ID != w.g.ID {

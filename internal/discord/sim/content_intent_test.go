@@ -3,6 +3,9 @@ package sim_test
 import (
 	"strconv"
 	"testing"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
 // TestMessageContentIntent checks that a session without the Message
@@ -47,5 +50,56 @@ func TestListMessagesWithoutHistory(t *testing.T) {
 	wantStatus(t, r, 200)
 	if l := jsonList(t, r); len(l) != 0 {
 		t.Fatalf("listed %d messages without Read Message History", len(l))
+	}
+}
+
+// An application without the Message Content intent reads messages over
+// REST with content, embeds, attachments and components empty (and poll
+// left out), except its own, DMs and those that mention it: "The Message
+// Content intent controls access to several fields within message objects
+// across both Gateway events and REST API responses" (Discord's "You might
+// not need a privileged intent", "Message Content Intent"; Messages,
+// "Message Object", note [2]). The intent the session identified with
+// plays no part ("HTTP API restrictions are independent of Gateway
+// restrictions", Gateway, "Privileged Intents").
+func TestMessageContentInRESTReads(t *testing.T) {
+	w := newWorld(t)
+	w.SetApplicationFlags(sim.AppFlagGatewayGuildMembersLimited) // Message Content off
+	ch := w.g.Channel("general")
+	secret := postAsMember(t, w, ch, w.g.Member("bob"), "my secret")
+	mention := "<@" + w.g.BotUserID + "> help"
+	mentioned := postAsMember(t, w, ch, w.g.Member("bob"), mention)
+	own := w.post(t, ch, map[string]any{"content": "from herald", "embeds": []any{map[string]any{"title": "t"}}})["id"].(string)
+	wantStatus(t, w.Do("PUT", "/channels/"+ch+"/messages/pins/"+secret, nil), 204)
+
+	blank := func(where string, m map[string]any) {
+		t.Helper()
+		if m["content"] != "" || len(m["embeds"].([]any)) != 0 || len(m["attachments"].([]any)) != 0 || len(m["components"].([]any)) != 0 || m["id"] != secret {
+			t.Errorf("%s: %v, want message %s without its content", where, m, secret)
+		}
+	}
+	blank("GET message", jsonMap(t, w.Do("GET", "/channels/"+ch+"/messages/"+secret, nil)))
+	byID := map[string]map[string]any{}
+	for _, m := range jsonList(t, w.Do("GET", "/channels/"+ch+"/messages?limit=100", nil)) {
+		byID[m["id"].(string)] = m
+	}
+	blank("GET messages", byID[secret])
+	if byID[mentioned]["content"] != mention || byID[own]["content"] != "from herald" || len(byID[own]["embeds"].([]any)) != 1 {
+		t.Errorf("a mention of the bot and the bot's own message keep their content: %v, %v", byID[mentioned], byID[own])
+	}
+	var pins struct {
+		Items []struct {
+			Message map[string]any `json:"message"`
+		} `json:"items"`
+	}
+	w.Do("GET", "/channels/"+ch+"/messages/pins", nil).JSON(t, &pins)
+	if len(pins.Items) != 1 {
+		t.Fatalf("pins: %+v", pins)
+	}
+	blank("GET pins", pins.Items[0].Message)
+
+	w.SetApplicationFlags(simtest.PortalIntents)
+	if m := jsonMap(t, w.Do("GET", "/channels/"+ch+"/messages/"+secret, nil)); m["content"] != "my secret" {
+		t.Errorf("with the intent switched on: %v", m["content"])
 	}
 }

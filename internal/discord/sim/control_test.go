@@ -102,7 +102,7 @@ func TestControlAPIContract(t *testing.T) {
 
 	var reqs []map[string]any
 	json.Unmarshal(rawControl(t, "GET", s.URL+"/_sim/requests", "", 200), &reqs)
-	if len(reqs) != 1 || keys(reqs[0]) != "bucket,latency_ms,method,path,route,scope,status,time" {
+	if len(reqs) != 1 || keys(reqs[0]) != "bucket,latency_ms,method,path,route,scope,status,time,user_agent" {
 		t.Fatalf("requests %v", reqs)
 	}
 	if reqs[0]["route"] != "/interactions/{interaction_id}/{interaction_token}/callback" || strings.Contains(reqs[0]["path"].(string), ic["token"].(string)) {
@@ -110,7 +110,7 @@ func TestControlAPIContract(t *testing.T) {
 	}
 	var stats map[string]any
 	json.Unmarshal(rawControl(t, "GET", s.URL+"/_sim/stats", "", 200), &stats)
-	for _, k := range []string{"requests", "by_status", "rate_limited", "invalid_requests", "ack_latencies_ms"} {
+	for _, k := range []string{"requests", "by_status", "rate_limited", "invalid_requests", "refused_user_agent", "ack_latencies_ms"} {
 		if _, ok := stats[k]; !ok {
 			t.Fatalf("stats lacks %s", k)
 		}
@@ -224,6 +224,7 @@ func TestUnknownRoutes(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(tt.method, tt.path, nil)
 		req.Header.Set("Authorization", "Bot x")
+		req.Header.Set("User-Agent", simtest.UserAgent)
 		srv.ServeHTTP(rec, req)
 		var e errorBody
 		json.Unmarshal(rec.Body.Bytes(), &e)

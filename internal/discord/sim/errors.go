@@ -138,6 +138,16 @@ func (f *formErrors) between(path string, got, min, max int) {
 	}
 }
 
+// numberBetween checks an integer field, in Discord's words for numbers.
+func (f *formErrors) numberBetween(path string, got, min, max int) {
+	switch {
+	case got < min:
+		f.add(path, "NUMBER_TYPE_MIN", "int value should be greater than or equal to "+strconv.Itoa(min)+".")
+	case got > max:
+		f.add(path, "NUMBER_TYPE_MAX", "int value should be less than or equal to "+strconv.Itoa(max)+".")
+	}
+}
+
 func (f *formErrors) required(path string) {
 	f.add(path, "BASE_TYPE_REQUIRED", "This field is required")
 }

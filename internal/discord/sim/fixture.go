@@ -26,6 +26,9 @@ type Fixture struct {
 	// member and no bot role until its owner follows an invite URL
 	// (POST /_sim/oauth2/authorize). BotRole is then ignored.
 	Uninvited bool `json:"uninvited,omitempty"`
+	// PremiumTier is the guild's Server Boost level (0–3), which raises
+	// the upload limit at levels 2 and 3.
+	PremiumTier int `json:"premium_tier,omitempty"`
 }
 
 type FixtureRole struct {
@@ -187,11 +190,14 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	if f.Name == "" {
 		return FixtureResult{}, nil, fmt.Errorf("sim: fixture needs a name")
 	}
+	if f.PremiumTier < 0 || f.PremiumTier > maxPremiumTier {
+		return FixtureResult{}, nil, fmt.Errorf("sim: fixture premium_tier %d: Discord's levels are 0 to 3", f.PremiumTier)
+	}
 	everyone, err := parsePerms("@everyone", f.Everyone, defaultEveryone)
 	if err != nil {
 		return FixtureResult{}, nil, err
 	}
-	g := &guild{id: st.ids.next(now), name: f.Name, roles: map[string]*role{}, members: map[string]*member{}, emojis: map[string]string{}}
+	g := &guild{id: st.ids.next(now), name: f.Name, roles: map[string]*role{}, members: map[string]*member{}, emojis: map[string]string{}, premiumTier: f.PremiumTier}
 	g.roles[g.id] = &role{id: g.id, name: "@everyone", permissions: everyone}
 	res := FixtureResult{ID: g.id, BotUserID: st.botID, ApplicationID: st.appID, Roles: []NamedID{}, Channels: []NamedID{}, Members: []MemberName{}}
 	byName := map[string]*role{"@everyone": g.roles[g.id]}

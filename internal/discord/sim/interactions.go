@@ -115,6 +115,9 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 		}
 	}
 	if typ == callbackMessage || typ == callbackUpdateMessage {
+		if err := rq.uploadsFit(s.st.uploadLimit(in.guildID)); err != nil {
+			return nil, err
+		}
 		if err := data.validate("data", len(rq.files), typ == callbackMessage); err != nil {
 			return nil, err
 		}
@@ -255,7 +258,7 @@ func (s *Server) followUp(rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(true)
+	body, err := rq.decodeMessage(true, s.st.uploadLimit(in.guildID))
 	if err != nil {
 		return nil, err
 	}

@@ -103,3 +103,30 @@ func TestModifyMemberNeedsPermissions(t *testing.T) {
 	until := w.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	wantError(t, w.Do("PATCH", base, map[string]any{"communication_disabled_until": until}), 403, 50013)
 }
+
+// List Guild Members "requires the GUILD_MEMBERS Privileged Intent"
+// (Discord's Guild resource, "List Guild Members"; "You might not need a
+// privileged intent": HTTP API restrictions are independent of the
+// intents a session identified with). Without it Discord answers 403
+// 50001 Missing Access (discordgo#820, Discord.Net#1908). Search Guild
+// Members carries no such requirement in the docs and keeps working.
+func TestListMembersNeedsServerMembersIntent(t *testing.T) {
+	w := newWorld(t)
+	w.SetApplicationFlags(sim.AppFlagGatewayMessageContentLimited) // Server Members off
+	base := "/guilds/" + w.g.ID + "/members"
+	e := wantError(t, w.Do("GET", base+"?limit=1000", nil), 403, 50001)
+	if e.Message != "Missing Access" {
+		t.Fatalf("message %q", e.Message)
+	}
+	if l := jsonList(t, w.Do("GET", base+"/search?query=ali", nil)); len(l) != 1 {
+		t.Fatalf("search: %v", l)
+	}
+	wantStatus(t, w.Do("GET", base+"/"+w.g.Member("alice"), nil), 200)
+	if st := w.Stats(); st.InvalidRequests != 1 {
+		t.Fatalf("the 403 counts as an invalid request: %+v", st)
+	}
+	w.SetApplicationFlags(sim.AppFlagGatewayGuildMembers) // a verified application's bit
+	if l := jsonList(t, w.Do("GET", base+"?limit=1000", nil)); len(l) != 6 {
+		t.Fatalf("with the intent: %d members", len(l))
+	}
+}

@@ -229,7 +229,7 @@ func (s *state) renderGuild(g *guild) map[string]any {
 		"verification_level": 0, "roles": roles, "default_message_notifications": 0,
 		"mfa_level": 0, "explicit_content_filter": 0, "max_presences": nil,
 		"max_members": 500000, "max_stage_video_channel_users": 50,
-		"max_video_channel_users": 25, "vanity_url_code": nil, "premium_tier": 0,
+		"max_video_channel_users": 25, "vanity_url_code": nil, "premium_tier": g.premiumTier,
 		"premium_subscription_count": 0, "preferred_locale": "en-US",
 		"rules_channel_id": nil, "safety_alerts_channel_id": nil,
 		"public_updates_channel_id": nil, "premium_progress_bar_enabled": false,
@@ -279,10 +279,7 @@ func (s *state) renderWebhook(w *webhook, withUser bool) map[string]any {
 }
 
 func renderCommand(c *command, appID string) map[string]any {
-	out := map[string]any{}
-	for k, v := range c.body {
-		out[k] = v
-	}
+	out := copyJSON(c.body).(map[string]any)
 	out["id"] = c.id
 	out["application_id"] = appID
 	out["version"] = c.version
@@ -296,4 +293,24 @@ func renderCommand(c *command, appID string) map[string]any {
 		out["guild_id"] = c.guildID
 	}
 	return out
+}
+
+// copyJSON deep-copies a decoded JSON value, so an answer can be changed
+// without changing what is stored.
+func copyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = copyJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = copyJSON(x)
+		}
+		return out
+	}
+	return v
 }

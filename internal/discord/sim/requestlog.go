@@ -22,6 +22,8 @@ type RequestRecord struct {
 	// AuditLogReason is the request's X-Audit-Log-Reason header, URL-decoded
 	// as Discord reads it and cut to the 512 characters it keeps.
 	AuditLogReason string `json:"audit_log_reason,omitempty"`
+	// UserAgent is the request's User-Agent header.
+	UserAgent string `json:"user_agent,omitempty"`
 }
 
 // Stats is the summary GET /_sim/stats reports. RateLimited counts 429s
@@ -31,17 +33,21 @@ type Stats struct {
 	ByStatus        map[string]int `json:"by_status"`
 	RateLimited     map[string]int `json:"rate_limited"`
 	InvalidRequests int            `json:"invalid_requests"`
-	Blocked         bool           `json:"blocked"`
-	Faults          int            `json:"faults"`
-	Interactions    int            `json:"interactions"`
-	Acked           int            `json:"acked"`
-	AckLatenciesMS  []float64      `json:"ack_latencies_ms"`
+	// RefusedUserAgent counts requests Discord's Cloudflare refused (403,
+	// code 40333) for lacking a valid "DiscordBot (url, version)" agent.
+	RefusedUserAgent int       `json:"refused_user_agent"`
+	Blocked          bool      `json:"blocked"`
+	Faults           int       `json:"faults"`
+	Interactions     int       `json:"interactions"`
+	Acked            int       `json:"acked"`
+	AckLatenciesMS   []float64 `json:"ack_latencies_ms"`
 }
 
 type statsCounters struct {
 	byStatus       map[int]int
 	rateLimited    map[string]int
 	faults         int
+	badUserAgent   int
 	ackLatenciesMS []float64
 }
 
@@ -66,6 +72,7 @@ func (s *Server) record(rq *request, resp response, start time.Time) {
 		Scope:          scope,
 		LatencyMS:      float64(s.clock.Since(start).Microseconds()) / 1000,
 		AuditLogReason: auditLogReason(rq.r.Header.Get("X-Audit-Log-Reason")),
+		UserAgent:      rq.r.Header.Get("User-Agent"),
 	}
 	if len(s.requests) >= maxRecords {
 		s.requests = s.requests[1:]
@@ -117,14 +124,15 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Stats{
-		Requests:        len(s.requests),
-		ByStatus:        map[string]int{},
-		RateLimited:     map[string]int{ScopeUser: 0, ScopeGlobal: 0, ScopeShared: 0, "blocked": 0},
-		InvalidRequests: s.invalid.total,
-		Blocked:         s.invalid.blocked(s.clock.Now()),
-		Faults:          s.stats.faults,
-		Interactions:    len(s.st.interactions),
-		AckLatenciesMS:  append([]float64{}, s.stats.ackLatenciesMS...),
+		Requests:         len(s.requests),
+		ByStatus:         map[string]int{},
+		RateLimited:      map[string]int{ScopeUser: 0, ScopeGlobal: 0, ScopeShared: 0, "blocked": 0},
+		InvalidRequests:  s.invalid.total,
+		RefusedUserAgent: s.stats.badUserAgent,
+		Blocked:          s.invalid.blocked(s.clock.Now()),
+		Faults:           s.stats.faults,
+		Interactions:     len(s.st.interactions),
+		AckLatenciesMS:   append([]float64{}, s.stats.ackLatenciesMS...),
 	}
 	total := 0
 	for code, n := range s.stats.byStatus {

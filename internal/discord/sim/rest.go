@@ -8,13 +8,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 )
-
-// maxBody caps request bodies; Discord's upload limit for bots is 25 MiB.
-const maxBody = 25 << 20
 
 // upload is one file of a multipart request.
 type upload struct {
@@ -106,14 +102,21 @@ func (rq *request) readBody() {
 	if mediaType != "multipart/form-data" {
 		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 		if err != nil || len(b) > maxBody {
-			rq.bodyErr = &apiError{status: http.StatusRequestEntityTooLarge, code: 40005, message: "Request entity too large"}
+			rq.bodyErr = errTooLarge
 			return
 		}
 		rq.body = b
 		return
 	}
+	// Files past the memory limit go to temporary files, which the HTTP
+	// server removes once the request is answered.
+	r.Body = http.MaxBytesReader(nil, r.Body, maxUploadRequest)
 	if err := r.ParseMultipartForm(maxBody); err != nil {
 		rq.bodyErr = errInvalidJSON
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			rq.bodyErr = errTooLarge
+		}
 		return
 	}
 	if vals := r.MultipartForm.Value["payload_json"]; len(vals) > 0 {
@@ -146,11 +149,17 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 	start := s.clock.Now()
 	rt, params, exists := match(s.routes, r.Method, path)
 	if rt == nil {
-		e := errNotFound
-		if exists {
-			e = errMethodNotAllowed
+		s.mu.Lock()
+		resp, refused := s.edge(r, s.clock.Now())
+		s.mu.Unlock()
+		if !refused {
+			e := errNotFound
+			if exists {
+				e = errMethodNotAllowed
+			}
+			resp = response{status: e.status, body: e.body()}
 		}
-		writeJSON(w, e.status, e.body())
+		writeJSON(w, resp.status, resp.body)
 		return
 	}
 	rq := &request{r: r, route: rt, params: params}
@@ -181,21 +190,16 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 	writeJSON(w, resp.status, resp.body)
 }
 
-// process runs the checks Discord runs, in its order: the Cloudflare
-// block, authentication, injected 5xx, the global limit, the route bucket,
-// shared resource limits, then the handler. The lock is held.
+// process runs the checks Discord runs, in its order: Cloudflare's (the
+// block, the User-Agent), authentication, injected 5xx, the global limit,
+// the route bucket, shared resource limits, then the handler. The lock is
+// held.
 func (s *Server) process(rq *request, token string) response {
 	rt, now := rq.route, rq.now
-	h := http.Header{}
-	if s.invalid.blocked(now) {
-		retry, _ := strconv.ParseFloat(formatSeconds(s.invalid.blockedUntil.Sub(now)), 64)
-		return response{status: http.StatusTooManyRequests, header: h, body: map[string]any{
-			"code":        0,
-			"message":     "You are being blocked from accessing our API temporarily due to exceeding our rate limits frequently. Please read our docs at https://discord.com/developers/docs/topics/rate-limits to prevent this moving forward.",
-			"retry_after": retry,
-			"global":      false,
-		}}
+	if resp, refused := s.edge(rq.r, now); refused {
+		return resp
 	}
+	h := http.Header{}
 	if !rt.noAuth && (token == "" || !s.tokenAccepted(token)) {
 		return s.finish(rq, h, nil, errUnauthorized)
 	}

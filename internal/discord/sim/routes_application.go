@@ -55,6 +55,13 @@ func (s *state) hasMessageContent() bool {
 	return s.appFlags&(AppFlagGatewayMessageContent|AppFlagGatewayMessageContentLimited) != 0
 }
 
+// hasServerMembers reports whether the application may list a guild's
+// members: List Guild Members "requires the GUILD_MEMBERS Privileged
+// Intent", whatever intents a session identified with.
+func (s *state) hasServerMembers() bool {
+	return s.appFlags&(AppFlagGatewayGuildMembers|AppFlagGatewayGuildMembersLimited) != 0
+}
+
 // getApplication is GET /applications/@me and GET /oauth2/applications/@me:
 // the bot's own application, owned by a developer account rather than a
 // team, with the flags the Developer Portal set.

@@ -2,8 +2,11 @@ package sim
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // commandName is Discord's rule for chat input command names.
@@ -22,7 +25,7 @@ func listGlobalCommands(s *Server, rq *request) (any, *apiError) {
 	if err := s.ownApplication(rq); err != nil {
 		return nil, err
 	}
-	return s.renderCommands(s.st.globalCmds), nil
+	return s.listCommands(rq, s.st.globalCmds)
 }
 
 func listGuildCommands(s *Server, rq *request) (any, *apiError) {
@@ -33,7 +36,78 @@ func listGuildCommands(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	return s.renderCommands(g.commands), nil
+	return s.listCommands(rq, g.commands)
+}
+
+// listCommands answers Get Global or Guild Application Commands: with
+// with_localizations the commands carry their full name_localizations and
+// description_localizations; without (the default) those are left out and
+// name_localized and description_localized give the requester's locale
+// alone (Application Commands, "Retrieving localized commands").
+func (s *Server) listCommands(rq *request, cmds []*command) (any, *apiError) {
+	full, err := queryBool(rq.r.URL.Query(), "with_localizations")
+	if err != nil {
+		return nil, err
+	}
+	out := s.renderCommands(cmds)
+	if !full {
+		locale := requesterLocale(rq.r)
+		for _, c := range out {
+			localize(c, locale)
+		}
+	}
+	return out, nil
+}
+
+// queryBool reads a boolean query string as Discord does: True, true or 1,
+// False, false or 0 (reference, "Boolean Query Strings"); absent is false.
+func queryBool(q url.Values, name string) (bool, *apiError) {
+	switch q.Get(name) {
+	case "True", "true", "1":
+		return true, nil
+	case "", "False", "false", "0":
+		return false, nil
+	}
+	var f formErrors
+	f.add(name, "BASE_TYPE_BOOLEAN", "Must be either true or false.")
+	return false, f.err()
+}
+
+// requesterLocale is the locale Discord localizes for: the X-Discord-Locale
+// header, then Accept-Language, then the user's settings, which for a bot
+// are Discord's default, en-US.
+func requesterLocale(r *http.Request) string {
+	if l := r.Header.Get("X-Discord-Locale"); l != "" {
+		return l
+	}
+	if al := r.Header.Get("Accept-Language"); al != "" {
+		tag, _, _ := strings.Cut(al, ",")
+		tag, _, _ = strings.Cut(tag, ";")
+		return strings.TrimSpace(tag)
+	}
+	return "en-US"
+}
+
+// localize replaces, in a rendered command and its options and choices,
+// the localization dictionaries with the one locale's names.
+func localize(v any, locale string) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	for _, field := range []string{"name", "description"} {
+		locs, _ := m[field+"_localizations"].(map[string]any)
+		delete(m, field+"_localizations")
+		if l, ok := locs[locale].(string); ok {
+			m[field+"_localized"] = l
+		}
+	}
+	for _, key := range []string{"options", "choices"} {
+		list, _ := m[key].([]any)
+		for _, child := range list {
+			localize(child, locale)
+		}
+	}
 }
 
 func overwriteGlobalCommands(s *Server, rq *request) (any, *apiError) {
@@ -105,6 +179,7 @@ func (s *Server) overwriteCommands(rq *request, old []*command, guildID string) 
 			f.add(path+".name", "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
 		}
 		seen[key] = true
+		siblingNames(&f, path+".options", b["options"])
 		storedForm(b) // what Discord keeps of the definition a client sent
 		cmd := &command{guildID: guildID, body: b, name: name, description: desc, typ: typ}
 		for _, prev := range old {
@@ -125,6 +200,60 @@ func (s *Server) overwriteCommands(rq *request, old []*command, guildID string) 
 		return nil, err
 	}
 	return out, nil
+}
+
+// siblingNames checks that the options of one array, and of every array
+// below it, have distinct names in every locale. Discord's Application
+// Commands docs: an option's name "must be unique within an array of
+// application command options", and "Localized option names ... must be
+// distinct from all other default option names of that command, as well
+// as all other option names within that locale"; a localization equal to
+// its own default is ignored.
+func siblingNames(f *formErrors, path string, raw any) {
+	list, _ := raw.([]any)
+	type option struct {
+		name string
+		locs map[string]string
+	}
+	opts := make([]option, len(list))
+	locales := map[string]bool{}
+	for i, o := range list {
+		m, _ := o.(map[string]any)
+		opts[i].name, _ = m["name"].(string)
+		opts[i].locs = map[string]string{}
+		locs, _ := m["name_localizations"].(map[string]any)
+		for l, v := range locs {
+			if n, _ := v.(string); n != "" && n != opts[i].name {
+				opts[i].locs[l] = n
+				locales[l] = true
+			}
+		}
+		siblingNames(f, path+"."+strconv.Itoa(i)+".options", m["options"])
+	}
+	taken := func(field, name string) {
+		f.add(field, "APPLICATION_COMMAND_OPTIONS_NAME_ALREADY_EXISTS", "Option name "+name+" is already used in these options.")
+	}
+	defaults := map[string]bool{}
+	for i, o := range opts {
+		if defaults[o.name] {
+			taken(path+"."+strconv.Itoa(i)+".name", o.name)
+		}
+		defaults[o.name] = true
+	}
+	for l := range locales {
+		shown := map[string]bool{}
+		for i, o := range opts {
+			name, localized := o.locs[l]
+			switch {
+			case !localized:
+				shown[o.name] = true // a default name clash is reported above
+			case shown[name] || defaults[name]:
+				taken(path+"."+strconv.Itoa(i)+".name_localizations."+l, name)
+			default:
+				shown[name] = true
+			}
+		}
+	}
 }
 
 func sameJSON(a, b any) bool {

@@ -194,6 +194,9 @@ func listMembers(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.st.hasServerMembers() {
+		return nil, errMissingAccess
+	}
 	q := rq.r.URL.Query()
 	limit, ferr := queryInt(q.Get("limit"), "limit", 1, 1, 1000)
 	if ferr != nil {

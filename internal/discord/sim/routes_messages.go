@@ -10,8 +10,12 @@ var errNonTextChannel = &apiError{status: http.StatusBadRequest, code: 50008, me
 var errEditOthers = &apiError{status: http.StatusForbidden, code: 50005, message: "Cannot edit a message authored by another user"}
 
 // decodeMessage reads and validates the message body of a create (empty
-// messages are refused) or of an edit.
-func (rq *request) decodeMessage(creating bool) (*messageBody, *apiError) {
+// messages are refused) or of an edit, with its files against the upload
+// limit of the guild it goes to (uploadLimit).
+func (rq *request) decodeMessage(creating bool, uploadLimit int) (*messageBody, *apiError) {
+	if err := rq.uploadsFit(uploadLimit); err != nil {
+		return nil, err
+	}
 	var body messageBody
 	if err := rq.decode(&body); err != nil {
 		return nil, err
@@ -145,7 +149,7 @@ func createMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(true)
+	body, err := rq.decodeMessage(true, s.st.uploadLimit(c.guildID))
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +196,7 @@ func getMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	return s.st.renderMessage(m), nil
+	return s.st.readMessage(m), nil
 }
 
 func editMessage(s *Server, rq *request) (any, *apiError) {
@@ -200,7 +204,7 @@ func editMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(false)
+	body, err := rq.decodeMessage(false, s.st.uploadLimit(m.guildID))
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +274,7 @@ func listMessages(s *Server, rq *request) (any, *apiError) {
 	}
 	out := make([]any, 0, len(page))
 	for i := len(page) - 1; i >= 0; i-- {
-		out = append(out, s.st.renderMessage(page[i]))
+		out = append(out, s.st.readMessage(page[i]))
 	}
 	return out, nil
 }

@@ -44,7 +44,7 @@ func listPins(s *Server, rq *request) (any, *apiError) {
 	}
 	items := []any{}
 	for _, m := range pins[:min(limit, len(pins))] {
-		items = append(items, map[string]any{"pinned_at": timestamp(m.pinnedAt), "message": s.st.renderMessage(m)})
+		items = append(items, map[string]any{"pinned_at": timestamp(m.pinnedAt), "message": s.st.readMessage(m)})
 	}
 	return map[string]any{"items": items, "has_more": len(pins) > limit}, nil
 }

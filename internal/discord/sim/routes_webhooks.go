@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 )
 
 func newToken() string {
@@ -25,6 +26,9 @@ func createWebhook(s *Server, rq *request) (any, *apiError) {
 	}
 	var f formErrors
 	f.requiredLen("name", body.Name, 1, 80)
+	if body.Name != nil {
+		webhookName(&f, "name", *body.Name)
+	}
 	if err := f.err(); err != nil {
 		return nil, err
 	}
@@ -60,6 +64,36 @@ func listWebhooks(s *Server, rq *request) (any, *apiError) {
 		}
 	}
 	return out, nil
+}
+
+// forbiddenInNames are what a webhook's name may not contain, in any case
+// (Webhook, "Create Webhook"); an execute's username override is held to
+// the same rule.
+var forbiddenInNames = []string{"clyde", "discord"}
+
+// webhookName checks a webhook name for the substrings Discord refuses,
+// with the error it answers: USERNAME_INVALID_CONTAINS, `Username cannot
+// contain "discord"`.
+func webhookName(f *formErrors, field, name string) {
+	lower := strings.ToLower(name)
+	for _, word := range forbiddenInNames {
+		if strings.Contains(lower, word) {
+			f.add(field, "USERNAME_INVALID_CONTAINS", `Username cannot contain "`+word+`"`)
+			return
+		}
+	}
+}
+
+// webhookUsername checks an execute's username override: 1 to 80
+// characters, none of the forbidden substrings.
+func webhookUsername(username *string) *apiError {
+	if username == nil {
+		return nil
+	}
+	var f formErrors
+	f.between("username", len([]rune(*username)), 1, 80)
+	webhookName(&f, "username", *username)
+	return f.err()
 }
 
 // webhookChannel keys the per-channel webhook limit that every webhook in
@@ -149,16 +183,12 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(true)
+	body, err := rq.decodeMessage(true, s.st.uploadLimit(w.guildID))
 	if err != nil {
 		return nil, err
 	}
-	if body.Username != nil {
-		var f formErrors
-		f.between("username", len([]rune(*body.Username)), 1, 80)
-		if err := f.err(); err != nil {
-			return nil, err
-		}
+	if err := webhookUsername(body.Username); err != nil {
+		return nil, err
 	}
 	rendered, err := s.postAsWebhook(rq, w, body)
 	if err != nil || rq.r.URL.Query().Get("wait") != "true" {
@@ -208,6 +238,9 @@ func executeSlackWebhook(s *Server, rq *request) (any, *apiError) {
 	if err := body.validate("", 0, true); err != nil {
 		return nil, err
 	}
+	if err := webhookUsername(body.Username); err != nil {
+		return nil, err
+	}
 	if _, err := s.postAsWebhook(rq, w, body); err != nil {
 		return nil, err
 	}
@@ -249,7 +282,7 @@ func editWebhookMessage(s *Server, rq *request) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := rq.decodeMessage(false)
+	body, err := rq.decodeMessage(false, s.st.uploadLimit(m.guildID))
 	if err != nil {
 		return nil, err
 	}

@@ -169,6 +169,8 @@ type guild struct {
 	channels []string // creation order
 	commands []*command
 	emojis   map[string]string // custom emoji id → name
+	// premiumTier is the Server Boost level, 0 to 3.
+	premiumTier int
 }
 
 func (g *guild) everyone() *role { return g.roles[g.id] }

@@ -119,6 +119,19 @@ func validateEmbed(f *formErrors, path string, raw any) {
 	}
 }
 
+// Component limits (Discord's Component Reference: Action Row, Button,
+// String Select and the other selects).
+const (
+	maxRowWidth     = 5 // five buttons, or one select
+	maxButtonLabel  = 80
+	maxSelectValues = 25
+	maxOptionText   = 100
+)
+
+// isSelect reports whether a component type is a select menu (string,
+// user, role, mentionable or channel), which fills a whole action row.
+func isSelect(typ float64) bool { return typ == 3 || (typ >= 5 && typ <= 8) }
+
 func validateComponent(f *formErrors, path string, raw any) {
 	c, ok := raw.(map[string]any)
 	if !ok {
@@ -128,20 +141,102 @@ func validateComponent(f *formErrors, path string, raw any) {
 	if id, ok := c["custom_id"].(string); ok {
 		f.maxLen(path+".custom_id", len([]rune(id)), maxCustomID)
 	}
-	if typ, _ := c["type"].(float64); typ == 2 {
+	typ, _ := c["type"].(float64)
+	switch {
+	case typ == 1:
+		validateRow(f, path, c)
+	case typ == 2:
+		if label, ok := c["label"].(string); ok {
+			f.maxLen(path+".label", len([]rune(label)), maxButtonLabel)
+		}
 		_, hasID := c["custom_id"]
 		_, hasURL := c["url"]
 		_, hasSKU := c["sku_id"]
 		if !hasID && !hasURL && !hasSKU {
 			f.add(path+".custom_id", "BUTTON_COMPONENT_CUSTOM_ID_REQUIRED", "A custom id is required")
 		}
+	case isSelect(typ):
+		validateSelect(f, path, c, typ)
 	}
-	if children, ok := c["components"].([]any); ok {
-		if typ, _ := c["type"].(float64); typ == 1 {
-			f.maxLen(path+".components", len(children), 5)
-		}
+	if children, ok := c["components"].([]any); ok && typ != 1 {
 		for i, child := range children {
 			validateComponent(f, path+".components."+strconv.Itoa(i), child)
+		}
+	}
+}
+
+// validateRow checks an action row: one to five children, and no more
+// than fit its width (a select takes all of it).
+func validateRow(f *formErrors, path string, c map[string]any) {
+	children, ok := c["components"].([]any)
+	if !ok {
+		f.required(path + ".components")
+		return
+	}
+	f.between(path+".components", len(children), 1, maxRowWidth)
+	width := 0
+	for i, raw := range children {
+		child := path + ".components." + strconv.Itoa(i)
+		validateComponent(f, child, raw)
+		if m, ok := raw.(map[string]any); ok {
+			w := 1
+			if typ, _ := m["type"].(float64); isSelect(typ) {
+				w = maxRowWidth
+			}
+			if width += w; width > maxRowWidth && len(children) <= maxRowWidth {
+				f.add(child, "COMPONENT_LAYOUT_WIDTH_EXCEEDED", "The specified component exceeds the maximum width")
+			}
+		}
+	}
+}
+
+// validateSelect checks a select menu's values range and, for a string
+// select, its 1 to 25 options: min_values 0–25 and max_values 1–25
+// (default 1 each), min_values no more than max_values, and max_values no
+// more than there are options to pick.
+func validateSelect(f *formErrors, path string, c map[string]any, typ float64) {
+	lo, hi := 1, 1
+	if v, ok := c["min_values"].(float64); ok {
+		lo = int(v)
+	}
+	if v, ok := c["max_values"].(float64); ok {
+		hi = int(v)
+	}
+	inRange := lo >= 0 && lo <= maxSelectValues && hi >= 1 && hi <= maxSelectValues
+	f.numberBetween(path+".min_values", lo, 0, maxSelectValues)
+	f.numberBetween(path+".max_values", hi, 1, maxSelectValues)
+	if inRange && lo > hi {
+		f.numberBetween(path+".min_values", lo, 0, hi)
+	}
+	if typ != 3 {
+		return
+	}
+	options, ok := c["options"].([]any)
+	if !ok {
+		f.required(path + ".options")
+		return
+	}
+	f.between(path+".options", len(options), 1, maxSelectValues)
+	if inRange && len(options) > 0 && hi > len(options) {
+		f.numberBetween(path+".max_values", hi, 1, len(options))
+	}
+	for i, raw := range options {
+		opt := path + ".options." + strconv.Itoa(i)
+		o, ok := raw.(map[string]any)
+		if !ok {
+			f.add(opt, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+			continue
+		}
+		for _, field := range []string{"label", "value"} {
+			v, _ := o[field].(string)
+			if _, present := o[field]; !present {
+				f.required(opt + "." + field)
+				continue
+			}
+			f.between(opt+"."+field, len([]rune(v)), 1, maxOptionText)
+		}
+		if d, ok := o["description"].(string); ok {
+			f.maxLen(opt+".description", len([]rune(d)), maxOptionText)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -186,4 +187,40 @@ func TestWebhookDelete(t *testing.T) {
 	wantError(t, w.DoAs("GET", "/webhooks/"+id+"/"+token, "", nil), 404, 10015)
 	wantError(t, w.DoAs("POST", "/webhooks/"+id+"/"+token, "", map[string]any{"content": "x"}), 404, 10015)
 	wantError(t, w.Do("DELETE", "/webhooks/"+id, nil), 404, 10015)
+}
+
+// A webhook's name may not contain "clyde" or "discord", in any case
+// (Discord's Webhook resource, "Create Webhook"), and Discord holds an
+// execute's username override to the same rule: 400 50035 with
+// USERNAME_INVALID_CONTAINS, `Username cannot contain "discord"`, at the
+// field (as Discord answers: qaisjp/go-discord-irc#141 for name,
+// Xujiayao/Discord-MC-Chat#286 for username).
+func TestWebhookNamesWithoutClydeOrDiscord(t *testing.T) {
+	w := newWorld(t)
+	w.SetLimits(sim.LimitChange{Route: "POST /webhooks/{webhook_id}/{webhook_token}", Limit: 100, WindowMS: 1000})
+	ch := w.g.Channel("general")
+	for name, word := range map[string]string{"Discord alerts": "discord", "my-CLYDE": "clyde"} {
+		e := wantError(t, w.Do("POST", "/channels/"+ch+"/webhooks", map[string]any{"name": name}), 400, 50035)
+		want := `{"name":{"_errors":[{"code":"USERNAME_INVALID_CONTAINS","message":"Username cannot contain \"` + word + `\""}]}}`
+		if got, _ := json.Marshal(e.Errors); string(got) != want {
+			t.Errorf("name %q: errors %s, want %s", name, got, want)
+		}
+	}
+	id, token := w.webhook(t, ch)
+	for _, path := range []string{"/webhooks/" + id + "/" + token, "/webhooks/" + id + "/" + token + "/slack"} {
+		body := map[string]any{"content": "x", "text": "x", "username": "discordbot"}
+		if strings.HasSuffix(path, "/slack") {
+			delete(body, "content")
+		} else {
+			delete(body, "text")
+		}
+		e := wantError(t, w.DoAs("POST", path, "", body), 400, 50035)
+		if fieldError(e, "username") != "USERNAME_INVALID_CONTAINS" {
+			t.Errorf("%s: %+v", path, e.Errors)
+		}
+	}
+	if n := len(w.Messages(ch)); n != 0 {
+		t.Fatalf("%d messages posted under a refused name", n)
+	}
+	wantStatus(t, w.DoAs("POST", "/webhooks/"+id+"/"+token, "", map[string]any{"content": "x", "username": "Grafana"}), 204)
 }

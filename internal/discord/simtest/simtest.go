@@ -79,15 +79,32 @@ func New(t testing.TB, opts ...Option) *Sim {
 	return s
 }
 
+// UserAgent is what the harness's clients send when a request names none:
+// Discord refuses REST requests without a "DiscordBot (url, version)"
+// agent (403, code 40333).
+var UserAgent = transport.UserAgent("test")
+
 // Transport returns a RoundTripper that rewrites requests for
 // discord.com to the simulator, keeping their API version, and passes the
-// rest through.
+// rest through. A request without a User-Agent gets UserAgent, as every
+// real Discord client sends one; discordgo's own is kept.
 func (s *Sim) Transport() http.RoundTripper {
 	rt, err := transport.Rewrite(http.DefaultTransport, s.URL)
 	if err != nil {
 		s.t.Fatalf("simtest: %v", err)
 	}
-	return rt
+	return withUserAgent{rt}
+}
+
+type withUserAgent struct{ next http.RoundTripper }
+
+func (u withUserAgent) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("User-Agent") != "" {
+		return u.next.RoundTrip(req)
+	}
+	r := req.Clone(req.Context())
+	r.Header.Set("User-Agent", UserAgent)
+	return u.next.RoundTrip(r)
 }
 
 // Session returns a discordgo session that talks to the simulator: REST

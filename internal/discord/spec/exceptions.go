@@ -4,7 +4,7 @@ import "encoding/json"
 
 // The exceptions to Discord's OpenAPI document live here, in
 // multipartDecoder (payload_json), in withoutWebhookUploads (files[n] on
-// Execute Webhook) and in requestForSpec (what discordgo sends); unions
+// Execute Webhook and Create Interaction Response) and in requestForSpec (what discordgo sends); unions
 // works around the validator itself. Each one covers
 // something Discord really accepts or sends; nothing else is excused and no
 // route is skipped.
@@ -19,6 +19,9 @@ var ignoredHeaders = []string{
 	// GitHub names a delivery's event in it, and Discord's GitHub-compatible
 	// webhook reads it (docs: Execute GitHub-Compatible Webhook).
 	"X-GitHub-Event",
+	// Discord localizes application commands for the locale it names
+	// (docs: Application Commands, "Retrieving localized commands").
+	"X-Discord-Locale",
 }
 
 // strictIgnorePaths are the maps in Discord's bodies: objects whose keys are

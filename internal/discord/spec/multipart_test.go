@@ -26,8 +26,9 @@ func TestMultipartFieldTwice(t *testing.T) {
 	checkErr(t, v.ValidateRequest(r, buf.Bytes()), "")
 }
 
-// Execute Webhook takes files[n] as Discord documents, though the spec's
-// schema for it declares none; the rest of the body is still judged.
+// Execute Webhook and Create Interaction Response take files[n] as
+// Discord documents, though the spec's schemas for them declare none; the
+// rest of the body is still judged.
 func TestWebhookUploads(t *testing.T) {
 	t.Parallel()
 	v := testValidator(t)
@@ -46,4 +47,7 @@ func TestWebhookUploads(t *testing.T) {
 	ct, b = body(`{"content":"logs","nonsense":1}`)
 	r = newRequest("POST", "/api/v10/webhooks/1100000000000000001/tok", ct, b)
 	checkErr(t, v.ValidateRequest(r, []byte(b)), "nonsense")
+	ct, b = body(`{"type":4,"data":{"content":"logs"}}`)
+	r = newRequest("POST", "/api/v10/interactions/1100000000000000001/tok/callback", ct, b)
+	checkErr(t, v.ValidateRequest(r, []byte(b)), "")
 }

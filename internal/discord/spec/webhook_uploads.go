@@ -9,20 +9,24 @@ import (
 	"regexp"
 )
 
-// executeWebhook is Execute Webhook's path below any API version.
-var executeWebhook = regexp.MustCompile(`^/api(/v\d+)?/webhooks/\d+/[^/]+$`)
+// uploadRoutes are Execute Webhook's and Create Interaction Response's
+// paths below any API version.
+var uploadRoutes = regexp.MustCompile(`^/api(/v\d+)?/(webhooks/\d+/[^/]+|interactions/\d+/[^/]+/callback)$`)
 
 // fileField is an upload's field name, files[n].
 var fileField = regexp.MustCompile(`^files\[\d+\]$`)
 
-// withoutWebhookUploads drops the files[n] parts of an Execute Webhook
-// multipart body. Discord's documentation (Execute Webhook, "files[n]")
-// takes uploads there as it does on Create Message, but the spec's
-// multipart schema for the route declares no files[n] field, so strict
-// mode would report every upload; the rest of the body is judged as sent.
+// withoutWebhookUploads drops the files[n] parts of an Execute Webhook or
+// Create Interaction Response multipart body. Discord's documentation
+// (Execute Webhook, "files[n]"; Create Interaction Response: "This
+// endpoint also supports file attachments similar to the webhook
+// endpoints") takes uploads there as it does on Create Message, but the
+// spec's multipart schemas for these routes declare no files[n] field, so
+// strict mode would report every upload; the rest of the body is judged
+// as sent.
 func withoutWebhookUploads(r *http.Request, body []byte) []byte {
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if r.Method != http.MethodPost || mt != "multipart/form-data" || !executeWebhook.MatchString(r.URL.Path) {
+	if r.Method != http.MethodPost || mt != "multipart/form-data" || !uploadRoutes.MatchString(r.URL.Path) {
 		return body
 	}
 	var out bytes.Buffer

@@ -40,6 +40,11 @@ type Config struct {
 	ApplicationID string
 	// Base sends the requests; http.DefaultTransport when nil.
 	Base http.RoundTripper
+	// UserAgent goes on every request, replacing any the caller (such as
+	// discordgo) set: Discord requires "DiscordBot ($url, $versionNumber)"
+	// and its Cloudflare may block requests without it. Default
+	// UserAgent("dev").
+	UserAgent string
 	// Clock is the time source; the real clock when nil.
 	Clock clockwork.Clock
 	// GlobalLimit requests per GlobalPeriod for all non-exempt routes
@@ -71,6 +76,15 @@ type Config struct {
 	// allowed in 10 minutes; at it the engine refuses to send. Discord's
 	// edge bans at 10,000; the default 9,000 keeps a margin.
 	InvalidLimit int
+	// EdgeBlockWait is how long every request waits when Discord's edge
+	// (Cloudflare) blocks the bot without saying for how long: a
+	// header-less 429 with no usable retry_after or Retry-After, a 403 with
+	// code 40333, or an HTML page. Discord documents no ban length, only
+	// that it follows too many invalid requests counted over 10 minutes and
+	// that every 401, 403 and 429 counts (Rate Limits, "Invalid Request
+	// Limit aka Cloudflare bans"): retrying sooner only adds to the count
+	// that got the bot banned. Default: that window, 10 minutes.
+	EdgeBlockWait time.Duration
 	// AgingStep is how much waiting one priority level is worth: a request
 	// that waited AgingStep longer overtakes one a level above it.
 	AgingStep time.Duration
@@ -96,6 +110,9 @@ func (c *Config) defaults() {
 	if c.Base == nil {
 		c.Base = http.DefaultTransport
 	}
+	if c.UserAgent == "" {
+		c.UserAgent = UserAgent("dev")
+	}
 	if c.Clock == nil {
 		c.Clock = clockwork.NewRealClock()
 	}
@@ -113,6 +130,7 @@ func (c *Config) defaults() {
 	defInt(&c.BreakerThreshold, 10)
 	def(&c.BreakerReset, 30*time.Second)
 	defInt(&c.InvalidLimit, 9000)
+	def(&c.EdgeBlockWait, invalidWindow)
 	def(&c.AgingStep, 2*time.Second)
 	def(&c.IdleBucket, time.Minute)
 }
@@ -144,7 +162,8 @@ type Engine struct {
 	globalTimer   clockwork.Timer // runs dispatch when the next slot frees
 	globalTimerAt time.Time
 	gateUntil     time.Time // closed by a global 429
-	edgeUntil     time.Time // closed by a header-less 429 from the edge
+	edgeUntil     time.Time // closed when Discord's edge blocks the bot (edge.go)
+	edgeReason    string
 	// unauthorized is set by a 401 to the bot token (killswitch.go).
 	unauthorized       bool
 	unauthorizedSince  time.Time
@@ -449,9 +468,17 @@ func (e *Engine) backoff(n int) time.Duration {
 	return time.Duration(e.rng.Int64N(int64(ceil)) + 1)
 }
 
-// newAttempt builds the HTTP request for one attempt of it.
-func newAttempt(it *item) *http.Request {
+// UserAgent is herald's User-Agent for a version, in the form Discord's
+// reference ("HTTP API: User Agent") requires of every REST client.
+func UserAgent(version string) string {
+	return "DiscordBot (https://github.com/herald-bot/herald, " + version + ")"
+}
+
+// newAttempt builds the HTTP request for one attempt of it, carrying the
+// engine's User-Agent.
+func (e *Engine) newAttempt(it *item) *http.Request {
 	r := it.req.Clone(it.ctx)
+	r.Header.Set("User-Agent", e.cfg.UserAgent)
 	if it.body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(it.body))
 		r.ContentLength = int64(len(it.body))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -28,6 +29,10 @@ const (
 	UnknownOutcome Class = "unknown_outcome"
 	// Unauthorized: the token is bad; all REST has stopped.
 	Unauthorized Class = "unauthorized"
+	// Blocked: Discord's edge (Cloudflare) refused the request — a 403 with
+	// code 40333 or an HTML page instead of Discord's JSON — before the API
+	// saw it: no permission is missing. Every request waits RetryAfter.
+	Blocked Class = "blocked"
 )
 
 // Classify maps any error the transport returns to its Class, and reports
@@ -51,7 +56,7 @@ func Classify(err error) (Class, time.Duration) {
 	case errors.As(err, &ib):
 		return RateLimited, ib.RetryAfter
 	case errors.As(err, &api):
-		return api.Class(), 0
+		return api.Class(), api.RetryAfter
 	case errors.Is(err, ErrUnauthorized):
 		return Unauthorized, 0
 	case errors.As(err, &uo):
@@ -79,6 +84,12 @@ type APIError struct {
 	Message string // Discord's message
 	// Errors is the field-by-field detail of a 50035 Invalid Form Body.
 	Errors json.RawMessage
+	// HTML is set when the answer was an HTML page, which only Discord's
+	// edge sends, not its JSON.
+	HTML bool
+	// RetryAfter is how long the engine holds every request after Discord's
+	// edge blocked this one (class Blocked).
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -95,6 +106,8 @@ func (e *APIError) Class() Class {
 		return NotFound
 	case e.Status == http.StatusUnauthorized:
 		return Unauthorized
+	case e.Status == http.StatusForbidden && (e.Code == codeEdgeBlocked || e.HTML):
+		return Blocked
 	case e.Code == 50001 || e.Code == 50013 || e.Status == http.StatusForbidden:
 		return Permission
 	case e.Code >= 10001 && e.Code <= 10099, e.Status == http.StatusNotFound:
@@ -106,8 +119,15 @@ func (e *APIError) Class() Class {
 	}
 }
 
-func parseAPIError(route string, status int, body []byte) *APIError {
+// codeEdgeBlocked is Discord's JSON code for a request its Cloudflare
+// blocks, "This can often be resolved by setting a proper User Agent"
+// (Opcodes and Status Codes).
+const codeEdgeBlocked = 40333
+
+func parseAPIError(route string, status int, header http.Header, body []byte) *APIError {
 	e := &APIError{Route: route, Status: status}
+	mt, _, _ := mime.ParseMediaType(header.Get("Content-Type"))
+	e.HTML = mt == "text/html"
 	var b struct {
 		Code    int             `json:"code"`
 		Message string          `json:"message"`

@@ -75,10 +75,10 @@ func newDiscord(t *testing.T, reply func(r *http.Request, n int) reply) *discord
 			}
 			return
 		}
+		w.Header().Set("Content-Type", "application/json")
 		for k, v := range rep.header {
 			w.Header().Set(k, v)
 		}
-		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.status)
 		io.WriteString(w, rep.body)
 	}))

@@ -16,9 +16,13 @@ type Health struct {
 	Unauthorized       bool
 	UnauthorizedSince  time.Time
 	UnauthorizedReason string
-	// EdgeBlockedUntil is set by a header-less 429: Discord's edge blocks
-	// every request, exempt ones included, until then.
-	EdgeBlockedUntil time.Time
+	// EdgeBlockedUntil is set when Discord's edge (Cloudflare) blocked the
+	// bot — a header-less 429, a 403 with code 40333, an HTML page: every
+	// request, exempt ones included, waits until then. EdgeBlockedReason
+	// says what the edge answered on which route and how long herald
+	// waits, Config.EdgeBlockWait when the edge named no wait.
+	EdgeBlockedUntil  time.Time
+	EdgeBlockedReason string
 	// GlobalGateUntil is set by a global 429: requests counted by the
 	// global limit wait until then.
 	GlobalGateUntil time.Time
@@ -51,7 +55,7 @@ func (h Health) Err() error {
 	case h.Unauthorized:
 		return fmt.Errorf("Discord rejected the bot token (%s): REST stopped until restart with a valid token", h.UnauthorizedReason)
 	case h.EdgeBlockedUntil.After(h.Time):
-		return fmt.Errorf("Discord's edge blocks this bot until %s (too many invalid requests)", h.EdgeBlockedUntil.Format(time.RFC3339))
+		return fmt.Errorf("Discord's edge (Cloudflare) blocked herald: %s; REST waits until %s", h.EdgeBlockedReason, h.EdgeBlockedUntil.Format(time.RFC3339))
 	case h.InvalidRequests >= h.InvalidLimit:
 		return fmt.Errorf("%d invalid requests in 10 minutes (budget %d): REST paused", h.InvalidRequests, h.InvalidLimit)
 	}
@@ -67,7 +71,7 @@ func (e *Engine) Health() Health {
 	h := Health{
 		Time:         now,
 		Unauthorized: e.unauthorized, UnauthorizedSince: e.unauthorizedSince, UnauthorizedReason: e.unauthorizedReason,
-		EdgeBlockedUntil: e.edgeUntil, GlobalGateUntil: e.gateUntil,
+		EdgeBlockedUntil: e.edgeUntil, EdgeBlockedReason: e.edgeReason, GlobalGateUntil: e.gateUntil,
 		InvalidRequests: invalid, InvalidLimit: e.cfg.InvalidLimit, DeadWebhooks: len(e.deadWebhooks),
 	}
 	for _, b := range e.buckets {

@@ -13,13 +13,18 @@ const (
 	codeInvalidWebhookToken = 50027
 )
 
-// rejected acts on a 4xx answer: it counts invalid requests, stops all REST
-// when Discord rejected the bot token, and stops using a webhook Discord
-// says is gone. The lock is held.
+// rejected acts on a 4xx answer: it counts invalid requests, holds all REST
+// when Discord's edge blocked the bot, stops all REST when Discord rejected
+// the bot token, and stops using a webhook Discord says is gone. The lock
+// is held.
 func (e *Engine) rejected(b *bucket, it *item, api *APIError, now time.Time) {
 	r := it.route
 	if api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden {
 		e.invalid.add(now) // Discord's invalid-request count includes both
+	}
+	if api.Class() == Blocked {
+		api.RetryAfter = e.cfg.EdgeBlockWait
+		e.edgeBlocked(now, api.RetryAfter, blockedBy(api))
 	}
 	if botTokenRejected(it.req, r, api) && !e.unauthorized {
 		e.unauthorized = true

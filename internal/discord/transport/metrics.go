@@ -82,7 +82,7 @@ type Snapshot struct {
 	GlobalGateUntil time.Time `json:"global_gate_until,omitzero"` // set by a global 429
 	// GlobalWaiters are buckets ready to send but for a global slot.
 	GlobalWaiters    int              `json:"global_waiters"`
-	EdgeBlockedUntil time.Time        `json:"edge_blocked_until,omitzero"` // set by a header-less 429
+	EdgeBlockedUntil time.Time        `json:"edge_blocked_until,omitzero"` // set when Discord's edge blocked the bot
 	Unauthorized     bool             `json:"unauthorized"`
 	InvalidRequests  int              `json:"invalid_requests"`
 	InvalidLimit     int              `json:"invalid_limit"`

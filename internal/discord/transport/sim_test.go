@@ -235,3 +235,79 @@ func TestSimulatorServerErrorsAreRetried(t *testing.T) {
 		t.Errorf("statuses = %v, want 503 503 200", codes)
 	}
 }
+
+// Discord requires "User-Agent: DiscordBot ($url, $versionNumber)" on
+// every REST request (reference, "HTTP API: User Agent"): the engine puts
+// its own on every request, herald's and discordgo's alike, replacing the
+// one discordgo sets, and the simulator refuses none of them.
+func TestEveryRequestCarriesTheUserAgent(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	const agent = "DiscordBot (https://github.com/herald-bot/herald, 1.2.3)"
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), UserAgent: agent})
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v10/channels/"+g.Channel("general"), nil)
+	req.Header.Set("Authorization", "Bot "+simtest.Token)
+	if resp, err := e.Do(req); err != nil {
+		t.Fatalf("herald's own call: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	rt, err := transport.Rewrite(e.RoundTripper(), s.URL+"/api/v10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dg := s.Session()
+	dg.Client = &http.Client{Transport: rt}
+	if _, err := dg.Channel(g.Channel("general")); err != nil {
+		t.Fatalf("discordgo's call: %v", err)
+	}
+	recs := s.Requests()
+	if len(recs) != 2 {
+		t.Fatalf("%d requests, want 2", len(recs))
+	}
+	for _, r := range recs {
+		if r.UserAgent != agent {
+			t.Errorf("%s %s carried %q, want %q", r.Method, r.Route, r.UserAgent, agent)
+		}
+	}
+	if st := s.Stats(); st.RefusedUserAgent != 0 {
+		t.Errorf("the simulator refused %d requests for their User-Agent", st.RefusedUserAgent)
+	}
+
+	// The default names herald's development version.
+	def := transport.New(transport.Config{ApplicationID: s.ApplicationID()})
+	req, _ = http.NewRequest(http.MethodGet, s.URL+"/api/v10/users/@me", nil)
+	req.Header.Set("Authorization", "Bot "+simtest.Token)
+	req.Header.Set("User-Agent", "Go-http-client/1.1")
+	if resp, err := def.Do(req); err != nil {
+		t.Fatalf("with the default agent: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	if got := s.Requests()[2].UserAgent; got != "DiscordBot (https://github.com/herald-bot/herald, dev)" {
+		t.Errorf("default User-Agent %q", got)
+	}
+}
+
+// The simulator refuses a request whose User-Agent is not Discord's
+// "DiscordBot (url, version)" as Discord's Cloudflare does (403, code
+// 40333): the engine calls that blocked, not a missing permission.
+func TestSimulatorUserAgentBlockIsBlocked(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	g := s.CreateGuild(sim.DefaultFixture())
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), UserAgent: "Mozilla/5.0 (X11; Linux x86_64)"})
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v10/channels/"+g.Channel("general"), nil)
+	req.Header.Set("Authorization", "Bot "+simtest.Token)
+	_, err := e.Do(req)
+	if cls, wait := transport.Classify(err); cls != transport.Blocked || wait <= 0 {
+		t.Fatalf("err = %v: class %s, wait %s", err, cls, wait)
+	}
+	if h := e.Health(); h.Err() == nil || !strings.Contains(h.EdgeBlockedReason, "40333") {
+		t.Fatalf("health %+v", h)
+	}
+	if st := s.Stats(); st.RefusedUserAgent != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}

@@ -146,7 +146,7 @@ func (e *Engine) send(it *item) (resp *http.Response, body []byte, wrote bool, e
 	var written atomic.Bool
 	ctx, cancel := context.WithTimeout(it.ctx, e.cfg.RequestTimeout)
 	defer cancel()
-	req := newAttempt(it)
+	req := e.newAttempt(it)
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(true) },
 	}))
@@ -210,7 +210,7 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 		e.retryAfterFailure(own, b, it, status, nil, now)
 	case status >= 400:
 		e.success(b)
-		api := parseAPIError(r.Key(), status, body)
+		api := parseAPIError(r.Key(), status, resp.Header, body)
 		e.rejected(b, it, api, now)
 		e.deliver(it, resp, body, api)
 	default:
@@ -262,6 +262,11 @@ func (e *Engine) learn(b *bucket, r Route, h bucketHeaders, now time.Time) *buck
 // unless it has had MaxRetries 429s already. The lock is held.
 func (e *Engine) rateLimited(own, b *bucket, it *item, resp *http.Response, body []byte, now time.Time) {
 	t := parse429(resp.Header, body)
+	if t.scope == "edge" {
+		var reason string
+		t.retryAfter, reason = e.edgeWait(it.route.Key(), t.retryAfter)
+		e.edgeBlocked(now, t.retryAfter, reason)
+	}
 	until := now.Add(t.retryAfter)
 	b.rateLimited[t.scope]++
 	e.metrics.rateLimited.WithLabelValues(it.route.Key(), t.scope).Inc()
@@ -271,10 +276,7 @@ func (e *Engine) rateLimited(own, b *bucket, it *item, resp *http.Response, body
 	switch t.scope {
 	case "global":
 		e.gateUntil = later(e.gateUntil, until)
-	case "edge":
-		e.edgeUntil = later(e.edgeUntil, until)
-		e.log.Error("ALERT: Discord's edge blocked this bot (header-less 429); all REST stops",
-			"retry_after", t.retryAfter, "route", it.route.Key())
+	case "edge": // held by edgeBlocked above
 	default:
 		b.blockedUntil = later(b.blockedUntil, until)
 		b.blockedScope = t.scope
