@@ -111,6 +111,6 @@ func cmdVersion(_ context.Context, args []string, e env) int {
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
 	}
-	fmt.Fprintf(e.stdout, "herald %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(e.stdout, "herald %s (%s %s/%s)\n", app.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return exitOK
 }

@@ -178,6 +178,16 @@ func TestReadmeOwnServer(t *testing.T) {
 	if code := <-running; code != 0 {
 		t.Fatalf("herald run = %d\n%s", code, logs.String())
 	}
+	// Every request herald sent carried its User-Agent; Discord refused
+	// none for lacking one.
+	if st := s.Stats(); st.RefusedUserAgent != 0 {
+		t.Fatalf("%d requests refused for their User-Agent", st.RefusedUserAgent)
+	}
+	for _, r := range s.Server.Requests() {
+		if !strings.HasPrefix(r.UserAgent, "DiscordBot (https://github.com/herald-bot/herald, ") {
+			t.Errorf("%s %s sent with User-Agent %q", r.Method, r.Route, r.UserAgent)
+		}
+	}
 }
 
 // slashCommand turns a README line such as "/rolemenu option add

@@ -44,6 +44,11 @@ import (
 	"github.com/herald-bot/herald/locales"
 )
 
+// Version is herald's version, set at build time with
+// -ldflags "-X github.com/herald-bot/herald/internal/app.Version=v1.2.3";
+// Discord sees it in every request's User-Agent.
+var Version = "dev"
+
 // Features is herald's feature list: one line per feature.
 func Features() []feature.Feature {
 	return []feature.Feature{
@@ -234,7 +239,8 @@ func loopback(addr net.Addr) bool {
 // newDiscord builds the transport engine and the one REST client over it,
 // for application appID.
 func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer, appID string) (*transport.Engine, *rest.Client) {
-	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, Registerer: reg, Logger: log})
+	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, UserAgent: transport.UserAgent(Version),
+		Registerer: reg, Logger: log})
 	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), appID)
 }
 
