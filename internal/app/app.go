@@ -303,7 +303,7 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(serr, a.stopRiver(kinds))
 	}
 	rctx, cancelRegister := context.WithTimeout(ctx, registerTimeout)
-	if err := syncCommands(rctx, a.pool, a.discord, a.commands, a.log); err != nil {
+	if err := syncCommands(rctx, a.pool, a.discord, a.commands, a.log); err != nil && ctx.Err() == nil {
 		a.log.ErrorContext(ctx, "herald could not register its commands; Discord shows the ones registered before until the next start", "err", err)
 	}
 	cancelRegister()
@@ -316,7 +316,11 @@ func (a *App) Run(ctx context.Context) error {
 		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, Intents: intents.For(a.application.Flags),
 		OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log})
 	if err != nil {
-		return errors.Join(gatewayFatal(err), stopWork())
+		if ctx.Err() != nil {
+			// Stopped while connecting: a graceful stop.
+			return errors.Join(stopWork(), a.stopAdmin())
+		}
+		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
 	}
 	a.gateway.Store(gw)
 	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)

@@ -2,11 +2,13 @@ package faults_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
 )
@@ -73,7 +75,8 @@ func TestDiscord5xxStorm(t *testing.T) {
 
 // The bot token is reset while herald works: the first 401 stops all of
 // herald's REST (no flood of invalid requests toward Discord's edge ban)
-// and /readyz fails, saying why.
+// and /readyz fails, saying why; the gateway's 4004 then stops herald
+// with a FatalError naming the fix (exit status 78), not a reconnect loop.
 func TestBotTokenRejected(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFeatures(effects()), heraldtest.WithEnv(faultEnv))
@@ -100,6 +103,10 @@ func TestBotTokenRejected(t *testing.T) {
 	t.Logf("load: %d clicks at 50/s; faults: bot token reset; 401s answered: %d", len(c.all), unauthorized)
 	if unauthorized == 0 || unauthorized > 5 {
 		t.Errorf("%d requests got 401 after the reset, want the first few only", unauthorized)
+	}
+	var fatal *app.FatalError
+	if err := h.Exited(); !errors.As(err, &fatal) || !strings.Contains(fatal.Fix, "Reset Token") {
+		t.Errorf("herald stopped with %v, want a FatalError naming the fix", err)
 	}
 	if strings.Contains(h.Logs(), "a-new-token") || strings.Contains(h.Logs(), "simtest-bot-token") {
 		t.Error("a token reached the logs")

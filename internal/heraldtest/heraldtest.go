@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,7 +58,9 @@ type Herald struct {
 	commands map[string]*discordgo.ApplicationCommand
 	logs     *logbuf.Buffer
 	features []feature.Feature
-	stop     func() // stops the running herald; nil while stopped
+	stop     func()             // stops the running herald; nil while stopped
+	exited   chan error         // what the running herald's Run returned
+	cancel   context.CancelFunc // cancels its Run
 }
 
 type options struct {
@@ -201,6 +204,7 @@ func (h *Herald) Start() {
 	}
 	done := make(chan error, 1)
 	go func() { done <- h.App.Run(ctx) }()
+	h.exited, h.cancel = done, cancel
 	h.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -228,6 +232,25 @@ func (h *Herald) Stop() {
 	}
 	h.stop()
 	h.stop = nil
+}
+
+// Exited waits until herald stops by itself — Discord ended its session
+// for good, say — and returns what Run returned; it fails the test if
+// herald is still running after wait.Timeout. Herald is then stopped.
+func (h *Herald) Exited() error {
+	h.t.Helper()
+	if h.stop == nil {
+		h.t.Fatal("heraldtest: Exited while herald is stopped")
+	}
+	select {
+	case err := <-h.exited:
+		h.cancel()
+		h.stop = nil
+		return err
+	case <-time.After(wait.Timeout):
+		h.t.Fatal("heraldtest: herald did not stop by itself")
+		return nil
+	}
 }
 
 // Eventually waits until cond holds, failing the test after
