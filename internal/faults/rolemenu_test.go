@@ -32,8 +32,7 @@ type menuClick struct{ member, role, id string }
 func TestKill9RoleMenuClicks(t *testing.T) {
 	t.Parallel()
 	rng := faultRand(t)
-	s := simtest.New(t)
-	s.SetApplicationFlags(simtest.PortalIntents)
+	s := crashSim(t)
 	// The test is about crashes, not rate limits.
 	s.SetLimits(sim.LimitChange{Global: 1000})
 	for _, route := range []string{"GET /guilds/{guild_id}", "GET /guilds/{guild_id}/members/{user_id}",

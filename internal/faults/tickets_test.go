@@ -41,8 +41,7 @@ func TestKill9Tickets(t *testing.T) {
 }
 
 func killTickets(t *testing.T, rng *rand.Rand, mode string) {
-	s := simtest.New(t)
-	s.SetApplicationFlags(simtest.PortalIntents)
+	s := crashSim(t)
 	// The test is about crashes, not rate limits.
 	s.SetLimits(sim.LimitChange{Global: 1000})
 	for _, route := range []string{"POST /channels/{channel_id}/threads", "PUT /channels/{channel_id}/thread-members/{user_id}",

@@ -92,6 +92,10 @@ type StartLimitChange struct {
 	Remaining      *int   `json:"remaining,omitempty"`
 	ResetAfter     *int64 `json:"reset_after,omitempty"`
 	MaxConcurrency *int   `json:"max_concurrency,omitempty"`
+	// IdentifyWindowMS replaces Discord's 5 seconds between identifies
+	// of one rate-limit key (scaled), for tests about something else that
+	// restart herald often: crashes, say.
+	IdentifyWindowMS *int64 `json:"identify_window_ms,omitempty"`
 }
 
 // Gateway returns the gateway's counters and session start limit.
@@ -120,6 +124,11 @@ func (s *Server) SetSessionStartLimit(c StartLimitChange) error {
 	}
 	if c.MaxConcurrency != nil {
 		l.MaxConcurrency = *c.MaxConcurrency
+	}
+	if c.IdentifyWindowMS != nil {
+		if err := s.gw.SetIdentifyWindow(s.scaled(time.Duration(*c.IdentifyWindowMS) * time.Millisecond)); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
 	}
 	if err := s.gw.SetStartLimit(l); err != nil {
 		return fmt.Errorf("sim: %w", err)

@@ -121,6 +121,19 @@ func (g *Gateway) StartLimit() StartLimit {
 	return g.starts.limit(g.clock.Now())
 }
 
+// SetIdentifyWindow sets how long one rate-limit key waits between
+// identifies (Discord's 5 seconds), for tests about something else that
+// restart a bot often.
+func (g *Gateway) SetIdentifyWindow(d time.Duration) error {
+	if d <= 0 {
+		return errors.New("wsgateway: the identify window must be positive")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.starts.identifyWindow = d
+	return nil
+}
+
 // SetStartLimit replaces the session start limit, as Discord changes it
 // for a bot (a larger bot gets more starts and a higher max_concurrency):
 // Remaining starts are left until ResetAfter from now, then Total.

@@ -144,3 +144,24 @@ func TestSetStartLimitRejectsNonsense(t *testing.T) {
 		t.Fatalf("a refused change changed the limit: %+v", l)
 	}
 }
+
+// A test about something else may shorten the identify window; a key
+// then identifies again once the shorter window has passed.
+func TestSetIdentifyWindow(t *testing.T) {
+	t.Parallel()
+	clock := clockwork.NewFakeClock()
+	g, base := limitedGateway(t, clock, StartLimit{Total: 10, Remaining: 10, MaxConcurrency: 1}, nil)
+	if err := g.SetIdentifyWindow(0); err == nil {
+		t.Fatal("a zero window accepted")
+	}
+	if err := g.SetIdentifyWindow(100 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	connect(t, base).identifyShard(0, 1, allIntents)
+	c := connect(t, base)
+	c.sendIdentifyShard(0, 1)
+	c.invalidSession(false)
+	clock.Advance(100 * time.Millisecond)
+	c.sendIdentifyShard(0, 1)
+	c.readDispatch("READY", 1)
+}
