@@ -94,8 +94,8 @@ func TestMissingIntentsWarned(t *testing.T) {
 			t.Errorf("the log does not say %q:\n%s", want, out)
 		}
 	}
-	if len(a.missing) != 3 {
-		t.Errorf("missing needs %v, want 3", a.missing)
+	if len(a.missing) != 4 {
+		t.Errorf("missing needs %v, want 4", a.missing)
 	}
 }
 

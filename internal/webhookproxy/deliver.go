@@ -53,6 +53,9 @@ type drainer struct {
 	metrics *metrics
 	waiters *waiters
 	log     *slog.Logger
+	// readBack says the application has the Message Content intent, which
+	// reconciling a lost answer needs.
+	readBack bool
 }
 
 // pending is the head of a target's queue.

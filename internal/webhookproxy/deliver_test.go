@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
 )
 
 const executeRoute = "POST /webhooks/{webhook_id}/{webhook_token}"
@@ -77,6 +78,34 @@ func TestLostAnswerReconciled(t *testing.T) {
 	}
 	if m := p.Metrics(); !strings.Contains(m, `herald_webhookproxy_reconciled_total{result="found"} 1`) {
 		t.Errorf("reconciliation not counted:\n%s", grep(m, "reconciled"))
+	}
+}
+
+// Without the Message Content intent Discord shows the bot no webhook
+// message's content, so a lost answer cannot be read back: herald does
+// not read the channel in vain and sends again — the notification is
+// never lost, at worst posted twice — and counts it as unknowable.
+func TestLostAnswerWithoutMessageContent(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil, heraldtest.WithApplicationFlags(0))
+	p.Sim.SetFault(sim.Fault{Route: executeRoute, DropAfterApply: 1})
+	a := p.execute(t, "?wait=true", map[string]any{"content": "at least once"})
+	if a.status != http.StatusOK && a.status != http.StatusAccepted {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	p.Eventually("recorded as delivered", func() bool {
+		return p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'delivered'`) == 1
+	})
+	if msgs := p.byWebhook(p.Channel("general"), p.hook); len(msgs) != 2 {
+		t.Errorf("%d messages, want the lost one and its resend", len(msgs))
+	}
+	for _, r := range p.Sim.Server.Requests() {
+		if r.Method == http.MethodGet && r.Route == "/channels/{channel_id}/messages" {
+			t.Error("herald read the channel back although Discord blanks what it would compare")
+		}
+	}
+	if m := p.Metrics(); !strings.Contains(m, `herald_webhookproxy_reconciled_total{result="unknowable"} 1`) {
+		t.Errorf("the resend not counted:\n%s", grep(m, "reconciled"))
 	}
 }
 

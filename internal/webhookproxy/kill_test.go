@@ -39,6 +39,9 @@ func TestKill9MidBurst(t *testing.T) {
 	// Windows fifty times shorter: the test is about crashes, and the
 	// channel's shared webhook limit (30 a minute) would make it slow.
 	s := simtest.New(t, simtest.WithOptions(sim.Options{TimeScale: 0.02}))
+	// Reading a lost answer back needs the Message Content intent
+	// (TestLostAnswerWithoutMessageContent).
+	s.SetApplicationFlags(simtest.PortalIntents)
 	g := s.CreateGuild(sim.DefaultFixture())
 	general := g.Channel("general")
 	var hook discordgo.Webhook

@@ -26,9 +26,10 @@ var errUnknowable = errors.New("webhookproxy: the outcome cannot be read back")
 // target channel for a message of this webhook, created after the
 // attempt began, with the same content, embeds and attachments. Earlier
 // deliveries of the target finished before that attempt, so they cannot
-// match.
+// match. Without the Message Content intent Discord shows the bot no
+// webhook's content, embeds or attachments: nothing can be matched.
 func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bool, error) {
-	if d.variant != "" || d.attemptedAt.IsZero() {
+	if !w.readBack || d.variant != "" || d.attemptedAt.IsZero() {
 		return nil, false, errUnknowable
 	}
 	raw, files, apiErr := message(d.contentType, d.body)

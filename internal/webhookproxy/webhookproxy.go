@@ -16,6 +16,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
@@ -28,7 +29,8 @@ const Name = "webhookproxy"
 // work whether or not this herald serves the ingress, so deliveries
 // accepted before HERALD_PROXY_ADDR was unset still go out.
 func Feature() feature.Feature {
-	return feature.Feature{Name: Name, Commands: declare, Settings: vars(), Build: build}
+	return feature.Feature{Name: Name, Commands: declare, Settings: vars(), Build: build,
+		Needs: []feature.Need{{Intent: intents.MessageContent, Without: "webhookproxy.needs.read_back"}}}
 }
 
 func build(k feature.Kit) error {
@@ -43,7 +45,8 @@ func build(k feature.Kit) error {
 		r.Command("/proxy", report)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, on: set.addr != ""})
-	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, metrics: m, waiters: w, log: k.Log})
+	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, metrics: m, waiters: w, log: k.Log,
+		readBack: intents.MessageContent.EnabledBy(k.Application.Flags)})
 	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention})
 	k.Jobs.Periodic(pruneJob())
 	k.Reports.Add("webhookproxy", guildReport(k.DB))
