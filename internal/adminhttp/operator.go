@@ -11,7 +11,9 @@ import (
 // job arguments and Discord traffic, so they answer only with the
 // configured credentials (HTTP basic auth), or, when none are set, only on
 // a loopback admin address; anywhere else they refuse, saying why, and
-// River's UI is not started at all.
+// River's UI is not started at all. Before that, a request must name this
+// server in Host and, to change anything, come from the tools' own pages
+// (browser.go).
 type Operator struct {
 	// RiverUI serves River's UI and API under /riverui/; nil when it is
 	// not started.
@@ -22,6 +24,9 @@ type Operator struct {
 	User, Password string
 	// Loopback: the admin server listens on a loopback address only.
 	Loopback bool
+	// Hosts are the names, lower case, the tools answer to in Host
+	// besides IP addresses and localhost (HERALD_ADMIN_HOSTS).
+	Hosts []string
 }
 
 // Open reports whether the tools may run at all: with credentials, or on
@@ -43,8 +48,14 @@ func (o Operator) mount(mux *http.ServeMux) {
 	mux.Handle("/riverui/", o.guard(ui))
 }
 
-// guard lets a request through when the operator tools are open to it.
+// guard lets a request through when it names this server, comes from the
+// tools' own pages if it changes anything, and the tools are open to it.
 func (o Operator) guard(next http.Handler) http.Handler {
+	return ownHost(o.Hosts, sameOrigin(o.access(next)))
+}
+
+// access lets a request through when the operator tools are open to it.
+func (o Operator) access(next http.Handler) http.Handler {
 	switch {
 	case o.User != "":
 		want := credentialsHash(o.User, o.Password)

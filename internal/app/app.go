@@ -214,7 +214,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		return nil, fmt.Errorf("app: admin HTTP: %w", err)
 	}
 	op := adminhttp.Operator{Transport: func() any { return a.engine.Snapshot() }, User: cfg.AdminUser,
-		Password: cfg.AdminPassword.Reveal(), Loopback: loopback(a.adminLn.Addr())}
+		Password: cfg.AdminPassword.Reveal(), Loopback: loopback(a.adminLn.Addr()), Hosts: cfg.AdminHosts}
 	if op.Open() {
 		if a.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{Endpoints: riverui.NewEndpoints(a.river, nil),
 			Logger: logging.AtLeast(log, slog.LevelWarn), Prefix: "/riverui"}); err != nil {

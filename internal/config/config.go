@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,9 +28,13 @@ type Config struct {
 	// server (River's UI, /debug/transport); both or neither.
 	AdminUser     string
 	AdminPassword Secret
-	LogFormat     string // text or json
-	LogLevel      slog.Level
-	AutoMigrate   bool
+	// AdminHosts are the names, lower case, the operator tools answer to
+	// in a request's Host besides IP addresses and localhost:
+	// HERALD_ADMIN_HOSTS and HERALD_HTTP_ADDR's host when it is a name.
+	AdminHosts  []string
+	LogFormat   string // text or json
+	LogLevel    slog.Level
+	AutoMigrate bool
 	// HoldOnFatal keeps a herald that cannot run until its configuration
 	// changes up and unready instead of exiting (HERALD_ON_FATAL=wait).
 	HoldOnFatal     bool
@@ -153,6 +159,12 @@ func all(vars []Var) []setting {
 	return out
 }
 
+// hostName is a DNS name: dot-separated labels of letters, digits and
+// inner hyphens.
+var hostName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$`)
+
+func isIP(s string) bool { _, err := netip.ParseAddr(s); return err == nil }
+
 var settings = []setting{
 	{Setting: Setting{Key: "DISCORD_TOKEN", Required: true, RunOnly: true, Help: "bot token (secret)"}, parse: func(c *Config, v string) error {
 		v = strings.TrimPrefix(v, "Bot ")
@@ -213,6 +225,20 @@ var settings = []setting{
 			return errors.New("must be at least 12 characters")
 		}
 		c.AdminPassword = Secret(v)
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_ADMIN_HOSTS", RunOnly: true,
+		Help: "names, comma-separated, the operator tools answer to in the Host header besides IP addresses and localhost: a reverse proxy's or Ingress's name that passes the browser's Host on, a Service's DNS name"}, parse: func(c *Config, v string) error {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name == "" {
+				continue
+			}
+			if !hostName.MatchString(name) {
+				return fmt.Errorf("must be host names without scheme or port (IP addresses need no entry), got %q", name)
+			}
+			c.AdminHosts = append(c.AdminHosts, name)
+		}
 		return nil
 	}},
 	{Setting: Setting{Key: "LOG_FORMAT", Default: "text", Help: "text (coloured on a terminal) or json"}, parse: func(c *Config, v string) error {
@@ -389,6 +415,9 @@ func load(lookup Lookup, run bool, vars []Var) (Config, error) {
 	if (c.AdminUser == "") != (c.AdminPassword == "") {
 		problems = append(problems, errors.New("HERALD_ADMIN_USER and HERALD_ADMIN_PASSWORD go together: set both or neither"))
 	}
+	if host, _, _ := net.SplitHostPort(c.HTTPAddr); host != "" && !isIP(host) && !slices.Contains(c.AdminHosts, strings.ToLower(host)) {
+		c.AdminHosts = append(c.AdminHosts, strings.ToLower(host))
+	}
 	if len(problems) > 0 {
 		return Config{}, &Error{Problems: problems}
 	}
@@ -418,6 +447,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("http_addr", c.HTTPAddr),
 		slog.String("admin_user", c.AdminUser),
 		slog.String("admin_password", c.AdminPassword.String()),
+		slog.String("admin_hosts", strings.Join(c.AdminHosts, ",")),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.Bool("auto_migrate", c.AutoMigrate),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,8 +145,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 24 {
-		t.Errorf("got %d settings, want 24", len(seen))
+	if len(seen) != 25 {
+		t.Errorf("got %d settings, want 25", len(seen))
 	}
 }
 
@@ -183,6 +184,39 @@ func TestAdminCredentials(t *testing.T) {
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("config", "config", c)
 	if strings.Contains(logs.String(), "correct-horse") {
 		t.Errorf("the password was logged: %s", logs.String())
+	}
+}
+
+// HERALD_ADMIN_HOSTS takes bare host names; the admin address's host
+// joins them when it is a name, not an IP address.
+func TestAdminHosts(t *testing.T) {
+	load := func(kv ...string) (Config, error) {
+		m := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "123456789012345678"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return Load(env(m))
+	}
+	for _, bad := range []string{"https://ops.example.com", "ops.example.com:8080", "::1", "*.example.com", "ops_example.com", "ops.example.com/riverui"} {
+		if _, err := load("HERALD_ADMIN_HOSTS", bad); err == nil || !strings.Contains(err.Error(), "HERALD_ADMIN_HOSTS must be host names") {
+			t.Errorf("HERALD_ADMIN_HOSTS=%s: %v, want an error", bad, err)
+		}
+	}
+	for _, tc := range []struct {
+		env  []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"HERALD_ADMIN_HOSTS", " Ops.Example.com, herald.herald.svc ,"}, []string{"ops.example.com", "herald.herald.svc"}},
+		{[]string{"HERALD_HTTP_ADDR", "0.0.0.0:8080"}, nil},
+		{[]string{"HERALD_HTTP_ADDR", "[::1]:8080"}, nil},
+		{[]string{"HERALD_HTTP_ADDR", "Bot.internal:8080", "HERALD_ADMIN_HOSTS", "ops.example.com"}, []string{"ops.example.com", "bot.internal"}},
+		{[]string{"HERALD_HTTP_ADDR", "bot.internal:8080", "HERALD_ADMIN_HOSTS", "bot.internal"}, []string{"bot.internal"}},
+	} {
+		c, err := load(tc.env...)
+		if err != nil || !slices.Equal(c.AdminHosts, tc.want) {
+			t.Errorf("%v: admin hosts %q (%v), want %q", tc.env, c.AdminHosts, err, tc.want)
+		}
 	}
 }
 

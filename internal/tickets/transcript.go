@@ -3,6 +3,8 @@ package tickets
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
@@ -133,15 +135,38 @@ const textHidden = "Members' messages are shown without their text: herald's app
 	"so Discord left their content, embeds and attachments out. Switch it on in the Developer Portal › your application › " +
 	"Bot › Privileged Gateway Intents › Message Content Intent, then restart herald."
 
+// transcriptCSS is the transcript's one style sheet, inline: the file
+// is opened on its own, from Discord or from disk.
+const transcriptCSS = `body{font-family:sans-serif;max-width:60rem;margin:2rem auto;background:#313338;color:#dbdee1}
+.msg{margin:.6rem 0}.author{font-weight:bold;color:#f2f3f5}.bot{color:#5865f2}time{color:#949ba4;font-size:.8rem;margin-left:.5rem}
+.content{white-space:pre-wrap}.embed{border-left:4px solid #5865f2;padding:.3rem .6rem;margin:.3rem 0;background:#2b2d31}`
+
+// transcriptCSP is the transcript's Content-Security-Policy. A file sent
+// as an attachment carries no header of ours, so it goes in a <meta>,
+// which browsers honour for everything after it. Nothing may load or run
+// but the style sheet above, named by its hash: no script, no image (the
+// transcript links attachments, it shows none), no font, frame or form
+// target, no <base> redirecting its links. Links are followed as links,
+// which the policy does not govern; the referrer policy keeps the
+// transcript's own address (a signed Discord CDN URL) from the sites
+// members linked.
+var transcriptCSP = "default-src 'none'; style-src 'sha256-" + cssHash(transcriptCSS) + "'; base-uri 'none'; form-action 'none'"
+
+func cssHash(css string) string {
+	h := sha256.Sum256([]byte(css))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
 var transcriptHTML = template.Must(template.New("transcript").Funcs(template.FuncMap{
 	"stamp":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"iso":        func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"textHidden": func() string { return textHidden },
 }).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Ticket #{{.Number}}</title>
-<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;background:#313338;color:#dbdee1}
-.msg{margin:.6rem 0}.author{font-weight:bold;color:#f2f3f5}.bot{color:#5865f2}time{color:#949ba4;font-size:.8rem;margin-left:.5rem}
-.content{white-space:pre-wrap}.embed{border-left:4px solid #5865f2;padding:.3rem .6rem;margin:.3rem 0;background:#2b2d31}</style>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="` + transcriptCSP + `">
+<meta name="referrer" content="no-referrer">
+<title>Ticket #{{.Number}}</title>
+<style>` + transcriptCSS + `</style>
 </head><body>
 <h1>Ticket #{{.Number}}</h1>
 <p>Opened by {{.Opener}} <time datetime="{{iso .Opened}}">{{stamp .Opened}}</time>{{if .Topic}} · {{.Topic}}{{end}}</p>
