@@ -13,7 +13,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
-	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -223,7 +223,7 @@ func render(m *menu) (string, []discordgo.MessageComponent, error) {
 	}
 	menuID := strconv.FormatInt(m.ID, 10)
 	if m.Style == "select" {
-		id, err := interaction.FillID(selectID, menuID)
+		id, err := customid.Fill(selectID, menuID)
 		if err != nil {
 			return "", nil, err
 		}
@@ -239,7 +239,7 @@ func render(m *menu) (string, []discordgo.MessageComponent, error) {
 	var rows []discordgo.MessageComponent
 	var row discordgo.ActionsRow
 	for i, o := range m.Options {
-		id, err := interaction.FillID(pickID, menuID, strconv.FormatInt(o.ID, 10))
+		id, err := customid.Fill(pickID, menuID, strconv.FormatInt(o.ID, 10))
 		if err != nil {
 			return "", nil, err
 		}
