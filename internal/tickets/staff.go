@@ -17,6 +17,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/tickets/channelname"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -242,7 +243,7 @@ func (d *deps) rename(ctx context.Context, in *interaction.Interaction) (*discor
 		}
 		name := strings.TrimSpace(in.Options().String("name"))
 		if t.Mode == "channel" {
-			name = channelName(name)
+			name = channelname.Clean(name)
 		}
 		if name == "" || utf8.RuneCountInString(name) > 100 {
 			return say(in, "bad_name", nil), nil, nil
