@@ -14,7 +14,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -182,7 +182,7 @@ func render(act *action, tasks []row, now time.Time) (string, []discordgo.Messag
 	content := strings.Join(lines, "\n")
 	components := []discordgo.MessageComponent{}
 	if !finished && act.cancelledAt == nil {
-		id, err := interaction.FillID(cancelID, fmt.Sprint(act.ID))
+		id, err := customid.Fill(cancelID, fmt.Sprint(act.ID))
 		if err != nil {
 			return "", nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 //     after a restart: herald keeps no state per button.
 
 // waveID is the button's custom-ID pattern: it routes the clicks and
-// builds the ids (interaction.FillID).
+// builds the ids (customid.Fill).
 const waveID = "greet:1:wave:{from}"
 
 // greeting is the feature's setting: herald checks it with its own
@@ -102,7 +103,7 @@ type greetWorker struct {
 // Work posts the greeting once however often it runs: the nonce is the
 // job's, and Discord keeps one message per nonce.
 func (w *greetWorker) Work(ctx context.Context, j *river.Job[greetArgs]) error {
-	wave, err := interaction.FillID(waveID, j.Args.From)
+	wave, err := customid.Fill(waveID, j.Args.From)
 	if err != nil {
 		return river.JobCancel(err)
 	}

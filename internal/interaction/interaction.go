@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -29,7 +30,7 @@ type Interaction struct {
 	// Vars are the pattern's variables ({"menu": "12", "option": "3"}).
 	Vars map[string]string
 	// CustomID is a component's or modal's parsed custom_id.
-	CustomID CustomID
+	CustomID customid.ID
 	// RouteVersion is part of the idempotency key: the custom_id's version,
 	// 1 for commands.
 	RouteVersion int

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/interaction/customid"
 )
 
 // Handler answers an interaction on the fast path: it validates, may
@@ -24,7 +26,7 @@ type Middleware func(Handler) Handler
 // handler.Mux): application commands by path — "/herald/jobs",
 // "/rolemenu/option/add" for a subcommand in a group — and their
 // autocomplete by the same path; components and modals by custom-ID
-// pattern ("rolemenu:1:pick:{menu}:{option}", see FillID). Route and
+// pattern ("rolemenu:1:pick:{menu}:{option}", see customid.Fill). Route and
 // Group scope middleware; a middleware applies to the routes registered
 // after it in its group and the groups within.
 //
@@ -47,7 +49,7 @@ type table struct {
 }
 
 type controlRoute struct {
-	p pattern
+	p customid.Pattern
 	h Handler
 }
 
@@ -103,7 +105,7 @@ func (m *Mux) add(routes map[string]Handler, kind, path string, h Handler) {
 }
 
 // Component routes buttons and select menus whose custom_id matches
-// pattern (see FillID).
+// pattern (see customid.Fill).
 func (m *Mux) Component(pattern string, h Handler) {
 	m.control(&m.t.components, "component", pattern, h)
 }
@@ -113,14 +115,14 @@ func (m *Mux) Modal(pattern string, h Handler) { m.control(&m.t.modals, "modal",
 
 func (m *Mux) control(routes *[]controlRoute, kind, raw string, h Handler) {
 	m.routed = true
-	p, err := parsePattern(raw)
+	p, err := customid.ParsePattern(raw)
 	if err != nil {
 		m.t.errs = append(m.t.errs, fmt.Errorf("interaction: %s: %w", kind, err))
 		return
 	}
 	for _, r := range *routes {
-		if r.p.shape() == p.shape() {
-			m.t.errs = append(m.t.errs, fmt.Errorf("interaction: %s %q registered twice (as %q)", kind, raw, r.p.raw))
+		if r.p.Shape() == p.Shape() {
+			m.t.errs = append(m.t.errs, fmt.Errorf("interaction: %s %q registered twice (as %q)", kind, raw, r.p.String()))
 			return
 		}
 	}
@@ -188,21 +190,21 @@ func (m *Mux) match(i *discordgo.Interaction, in *Interaction) (Handler, bool) {
 		} else {
 			routes, raw = m.t.modals, i.ModalSubmitData().CustomID
 		}
-		id, err := ParseCustomID(raw)
+		id, err := customid.Parse(raw)
 		if err != nil {
 			return nil, false
 		}
 		var best *controlRoute
 		bestLiterals := -1
 		for k := range routes {
-			if vars, literals, ok := routes[k].p.match(id); ok && literals > bestLiterals {
+			if vars, literals, ok := routes[k].p.Match(id); ok && literals > bestLiterals {
 				best, bestLiterals, in.Vars = &routes[k], literals, vars
 			}
 		}
 		if best == nil {
 			return nil, false
 		}
-		in.CustomID, in.Path, in.RouteVersion = id, best.p.raw, id.Version
+		in.CustomID, in.Path, in.RouteVersion = id, best.p.String(), id.Version
 		return best.h, true
 	}
 	return nil, false

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/rolemenu/input"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -143,7 +144,7 @@ func (d *deps) optionEdit(ctx context.Context, in *interaction.Interaction) (*di
 			return r, false, nil
 		}
 		label, emoji, desc := cmp.Or(label, opt.Label), cmp.Or(o.String("emoji"), opt.Emoji), cmp.Or(desc, opt.Description)
-		if _, ok := parseEmoji(emoji); !ok {
+		if _, ok := input.ParseEmoji(emoji); !ok {
 			return say(in, "bad_emoji", map[string]any{"Emoji": emoji}), false, nil
 		}
 		_, err := tx.Exec(ctx, `UPDATE rolemenu_options SET label = $2, emoji = $3, description = $4 WHERE id = $1`, opt.ID, label, emoji, desc)
@@ -239,7 +240,7 @@ func (d *deps) setBlocked(ctx context.Context, in *interaction.Interaction) (*di
 func (d *deps) setTemporary(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.change(ctx, in, func(tx pgx.Tx, m *menu) (*discordgo.InteractionResponse, bool, error) {
 		raw := in.Options().String("duration")
-		dur, ok := parseDuration(raw)
+		dur, ok := input.ParseDuration(raw)
 		if !ok {
 			return say(in, "bad_duration", map[string]any{"Duration": raw}), false, nil
 		}
@@ -247,7 +248,7 @@ func (d *deps) setTemporary(ctx context.Context, in *interaction.Interaction) (*
 		if dur == 0 {
 			return say(in, "temporary_cleared", map[string]any{"Name": m.Name}), true, err
 		}
-		return say(in, "temporary_set", map[string]any{"Name": m.Name, "Duration": formatDuration(dur)}), true, err
+		return say(in, "temporary_set", map[string]any{"Name": m.Name, "Duration": input.FormatDuration(dur)}), true, err
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/rolemenu/input"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -50,7 +51,7 @@ func (d *deps) enqueueConfig(ctx context.Context, in *interaction.Interaction, a
 // checks to the job.
 func (d *deps) optionAdd(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	o := in.Options()
-	if _, ok := parseEmoji(o.String("emoji")); !ok {
+	if _, ok := input.ParseEmoji(o.String("emoji")); !ok {
 		return say(in, "bad_emoji", map[string]any{"Emoji": o.String("emoji")}), nil
 	}
 	label, desc := strings.TrimSpace(o.String("label")), strings.TrimSpace(o.String("description"))

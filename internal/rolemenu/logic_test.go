@@ -3,7 +3,6 @@ package rolemenu
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -55,30 +54,6 @@ func TestCheckRole(t *testing.T) {
 	g.allowDangerous = true
 	if r := g.checkRole("banner", "admin", []string{"mid"}); r != nil {
 		t.Errorf("with the owner's permission: %+v", r)
-	}
-}
-
-func TestParseEmojiAndDuration(t *testing.T) {
-	t.Parallel()
-	for s, ok := range map[string]bool{"": true, "🔴": true, "<:blob:123456789012345678>": true, "<a:dance:123456789012345678>": true,
-		"star": false, ":star:": false, "<:x:1>": false, "🔴 red": false} {
-		if _, got := parseEmoji(s); got != ok {
-			t.Errorf("parseEmoji(%q) ok = %v, want %v", s, got, ok)
-		}
-	}
-	for s, want := range map[string]time.Duration{"30m": 30 * time.Minute, "12h": 12 * time.Hour, "7d": 7 * 24 * time.Hour,
-		"1d12h": 36 * time.Hour, "0": 0} {
-		if got, ok := parseDuration(s); !ok || got != want {
-			t.Errorf("parseDuration(%q) = %v, %v", s, got, ok)
-		}
-		if want > 0 && formatDuration(want) != s {
-			t.Errorf("formatDuration(%v) = %q, want %q", want, formatDuration(want), s)
-		}
-	}
-	for _, s := range []string{"", "soon", "-1h", "30s", "400d", "d"} {
-		if _, ok := parseDuration(s); ok {
-			t.Errorf("parseDuration(%q) accepted", s)
-		}
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
-	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/rolemenu/input"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -223,34 +224,42 @@ func render(m *menu) (string, []discordgo.MessageComponent, error) {
 	}
 	menuID := strconv.FormatInt(m.ID, 10)
 	if m.Style == "select" {
-		id, err := interaction.FillID(selectID, menuID)
+		id, err := customid.Fill(selectID, menuID)
 		if err != nil {
 			return "", nil, err
 		}
 		lo, hi := m.picks()
 		sel := discordgo.SelectMenu{MenuType: discordgo.StringSelectMenu, CustomID: id, MinValues: &lo, MaxValues: hi}
 		for _, o := range m.Options {
-			emoji, _ := parseEmoji(o.Emoji)
 			sel.Options = append(sel.Options, discordgo.SelectMenuOption{Label: fit(o.Label, maxSelectLabel), Value: strconv.FormatInt(o.ID, 10),
-				Description: fit(o.Description, maxDescription), Emoji: emoji})
+				Description: fit(o.Description, maxDescription), Emoji: componentEmoji(o.Emoji)})
 		}
 		return content, []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{sel}}}, nil
 	}
 	var rows []discordgo.MessageComponent
 	var row discordgo.ActionsRow
 	for i, o := range m.Options {
-		id, err := interaction.FillID(pickID, menuID, strconv.FormatInt(o.ID, 10))
+		id, err := customid.Fill(pickID, menuID, strconv.FormatInt(o.ID, 10))
 		if err != nil {
 			return "", nil, err
 		}
-		emoji, _ := parseEmoji(o.Emoji)
-		row.Components = append(row.Components, discordgo.Button{Label: fit(o.Label, maxButtonLabel), Style: discordgo.SecondaryButton, CustomID: id, Emoji: emoji})
+		row.Components = append(row.Components, discordgo.Button{Label: fit(o.Label, maxButtonLabel), Style: discordgo.SecondaryButton, CustomID: id, Emoji: componentEmoji(o.Emoji)})
 		if len(row.Components) == 5 || i == len(m.Options)-1 {
 			rows = append(rows, row)
 			row = discordgo.ActionsRow{}
 		}
 	}
 	return content, rows, nil
+}
+
+// componentEmoji is an option's emoji as a component carries it: none
+// when the option has none, or one input.ParseEmoji does not read.
+func componentEmoji(s string) *discordgo.ComponentEmoji {
+	e, _ := input.ParseEmoji(s)
+	if e == nil {
+		return nil
+	}
+	return &discordgo.ComponentEmoji{Name: e.Name, ID: e.ID, Animated: e.Animated}
 }
 
 // cleanupArgs deletes the message of a deleted menu.

@@ -11,7 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
-	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 )
 
 // actionArgs is a staff action's event job: the change on Discord, then
@@ -112,7 +112,7 @@ func (w *actionWorker) message(t *ticket, a actionArgs) (rest.NewMessage, error)
 		}
 		m.Content += "\n" + loc.T("tickets.event.close_request_auto", map[string]any{"When": fmt.Sprintf("<t:%d:R>", time.Now().Add(w.grace).Unix())})
 		m.AllowedMentions.Users = []string{t.OpenerID}
-		id, err := interaction.FillID(confirmID, strconv.FormatInt(t.ID, 10))
+		id, err := customid.Fill(confirmID, strconv.FormatInt(t.ID, 10))
 		if err != nil {
 			return m, err
 		}

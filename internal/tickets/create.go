@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
@@ -15,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/tickets/channelname"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -106,7 +106,7 @@ func (w *openWorker) tell(ctx context.Context, t *ticket, text string) error {
 // the ticket open. Errors Discord gives for good become a *failure.
 func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *settings, t *ticket) error {
 	if t.ChannelID == nil {
-		name := ticketName(s.Naming, j.Args.OpenerName, t.Number)
+		name := channelname.Ticket(s.Naming, j.Args.OpenerName, t.Number)
 		var id string
 		var err error
 		if t.Mode == "thread" {
@@ -403,36 +403,4 @@ func (w *openWorker) welcome(ctx context.Context, s *settings, t *ticket) error 
 		AllowedMentions: &discordgo.MessageAllowedMentions{Users: []string{t.OpenerID}, Roles: []string{s.SupportRole}},
 		Nonce:           fmt.Sprintf("tw%d", t.ID)})
 	return err
-}
-
-// ticketName follows the guild's naming scheme within Discord's channel
-// name rules (lower case, no spaces, at most 100 characters).
-func ticketName(scheme, username string, number int) string {
-	n := fmt.Sprintf("%04d", number)
-	if scheme != "username" {
-		return "ticket-" + n
-	}
-	if u := channelName(username); u != "" {
-		// Cut without truncate's '…', which a channel name may not hold.
-		if r := []rune(u); len(r) > 90 {
-			u = string(r[:90])
-		}
-		return u + "-" + n
-	}
-	return "ticket-" + n
-}
-
-// channelName reduces s to what Discord keeps in a text channel's name:
-// lower-case letters, digits, '-' and '_', spaces as '-'.
-func channelName(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-':
-			b.WriteRune(r)
-		case unicode.IsSpace(r):
-			b.WriteRune('-')
-		}
-	}
-	return strings.Trim(b.String(), "-")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 )
 
 // An intake form has at most Discord's 5 text inputs per modal, each
@@ -30,7 +31,7 @@ const formID = "tickets:1:form:{panel}:{topic}"
 // formModal is the panel's form, one paragraph input per question, its
 // lengths enforced by Discord's client and checked again on submit.
 func formModal(in *interaction.Interaction, p *panel) (*discordgo.InteractionResponse, error) {
-	id, err := interaction.FillID(formID, in.Vars["panel"], in.Vars["topic"])
+	id, err := customid.Fill(formID, in.Vars["panel"], in.Vars["topic"])
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -45,7 +46,7 @@ func renderNotice(loc *i18n.Localizer, t *ticket) (string, []discordgo.MessageCo
 	if t.ClaimedBy != nil {
 		content += "\n" + loc.T("tickets.notice_claimed", map[string]any{"Member": userMention(*t.ClaimedBy)})
 	}
-	id, err := interaction.FillID(joinID, strconv.FormatInt(t.ID, 10))
+	id, err := customid.Fill(joinID, strconv.FormatInt(t.ID, 10))
 	if err != nil {
 		return "", nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -105,7 +105,7 @@ func renderPanel(loc *i18n.Localizer, p *panel) (string, []discordgo.MessageComp
 	var rows []discordgo.MessageComponent
 	var row discordgo.ActionsRow
 	for i, c := range choices {
-		id, err := interaction.FillID(openID, panelID, strconv.FormatInt(c.id, 10))
+		id, err := customid.Fill(openID, panelID, strconv.FormatInt(c.id, 10))
 		if err != nil {
 			return "", nil, err
 		}

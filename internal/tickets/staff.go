@@ -16,17 +16,19 @@ import (
 
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/tickets/channelname"
 	"github.com/herald-bot/herald/internal/work"
 )
 
 // ticketButtons are the Close and Claim buttons of a ticket's welcome.
 func ticketButtons(loc *i18n.Localizer, ticketID int64) ([]discordgo.MessageComponent, error) {
 	id := strconv.FormatInt(ticketID, 10)
-	closeBtn, err := interaction.FillID(closeID, id)
+	closeBtn, err := customid.Fill(closeID, id)
 	if err != nil {
 		return nil, err
 	}
-	claimBtn, err := interaction.FillID(claimID, id)
+	claimBtn, err := customid.Fill(claimID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +243,7 @@ func (d *deps) rename(ctx context.Context, in *interaction.Interaction) (*discor
 		}
 		name := strings.TrimSpace(in.Options().String("name"))
 		if t.Mode == "channel" {
-			name = channelName(name)
+			name = channelname.Clean(name)
 		}
 		if name == "" || utf8.RuneCountInString(name) > 100 {
 			return say(in, "bad_name", nil), nil, nil

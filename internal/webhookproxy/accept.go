@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -49,7 +50,7 @@ const (
 
 type acceptResult struct {
 	id  int64
-	err error // an *apiError for a refusal, anything else: not stored
+	err error // an *execute.Error for a refusal, anything else: not stored
 }
 
 // acceptor writes deliveries in groups.
@@ -196,11 +197,11 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 		k, isKnown := hooksKnown[it.d.webhookID]
 		switch {
 		case k.dead:
-			results[i].err = errUnknownWebhook
+			results[i].err = execute.ErrUnknownWebhook
 		case isKnown && k.tokenFP != fingerprint(it.d.token):
 			// Refused here, as Discord would: sent on, a wrong token would
 			// get the webhook itself condemned by the REST engine.
-			results[i].err = errInvalidToken
+			results[i].err = execute.ErrInvalidToken
 		case t.depth >= a.maxDepth || total >= a.maxTotal:
 			results[i].err = queueFull()
 		default:
@@ -229,8 +230,8 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 
 // queueFull is the answer when a queue is at its bound: Discord's 429
 // shape, so clients wait and retry instead of losing the message.
-func queueFull() *apiError {
-	return &apiError{status: http.StatusTooManyRequests, retryAfter: fullRetryAfter.Seconds()}
+func queueFull() *execute.Error {
+	return &execute.Error{Status: http.StatusTooManyRequests, RetryAfter: fullRetryAfter.Seconds()}
 }
 
 // fullRetryAfter is how long a caller refused by a full queue waits: about

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -64,8 +65,8 @@ func TestGroupCommit(t *testing.T) {
 	for range 10 {
 		_, err := a.accept(t.Context(), delivery{target: "1100000000000000001", webhookID: "1100000000000000001", token: "tok",
 			contentType: "application/json", body: []byte(`{"content":"x"}`)})
-		var apiErr *apiError
-		if errors.As(err, &apiErr) && apiErr.status == 429 {
+		var apiErr *execute.Error
+		if errors.As(err, &apiErr) && apiErr.Status == 429 {
 			full++
 		} else if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 )
 
 // admin guards an operations endpoint with the admin key. Without a key
@@ -18,7 +20,7 @@ import (
 func (p *proxy) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !p.isAdmin(r) {
-			writeError(w, errMissingAccess)
+			writeError(w, execute.ErrMissingAccess)
 			return
 		}
 		h(w, r)
@@ -73,18 +75,18 @@ func (p *proxy) getDelivery(w http.ResponseWriter, r *http.Request) {
 		service, isService = p.service(r)
 	}
 	if !admin && !isService {
-		writeError(w, errMissingAccess)
+		writeError(w, execute.ErrMissingAccess)
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
-		writeError(w, &apiError{status: http.StatusNotFound, Message: "Unknown delivery"})
+		writeError(w, &execute.Error{Status: http.StatusNotFound, Message: "Unknown delivery"})
 		return
 	}
 	st, err := p.status(r.Context(), id)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows), err == nil && !admin && st.Service != service:
-		writeError(w, &apiError{status: http.StatusNotFound, Message: "Unknown delivery"})
+		writeError(w, &execute.Error{Status: http.StatusNotFound, Message: "Unknown delivery"})
 	case err != nil:
 		p.unavailable(w, r, err)
 	default:
@@ -162,7 +164,7 @@ const deadWhere = `state = 'dead' AND ($1 = 0 OR id = $1) AND ($2 = '' OR webhoo
 func (p *proxy) listDead(w http.ResponseWriter, r *http.Request) {
 	id, hook, ok := deadFilter(r)
 	if !ok {
-		writeError(w, &apiError{status: http.StatusBadRequest, Message: "Invalid filter"})
+		writeError(w, &execute.Error{Status: http.StatusBadRequest, Message: "Invalid filter"})
 		return
 	}
 	rows, err := p.db.Query(r.Context(), `SELECT `+statusColumns+` FROM webhookproxy_deliveries
@@ -185,7 +187,7 @@ func (p *proxy) listDead(w http.ResponseWriter, r *http.Request) {
 func (p *proxy) replayDead(w http.ResponseWriter, r *http.Request) {
 	id, hook, ok := deadFilter(r)
 	if !ok {
-		writeError(w, &apiError{status: http.StatusBadRequest, Message: "Invalid filter"})
+		writeError(w, &execute.Error{Status: http.StatusBadRequest, Message: "Invalid filter"})
 		return
 	}
 	var n int
@@ -223,7 +225,7 @@ func (p *proxy) replayDead(w http.ResponseWriter, r *http.Request) {
 func (p *proxy) purgeDead(w http.ResponseWriter, r *http.Request) {
 	id, hook, ok := deadFilter(r)
 	if !ok {
-		writeError(w, &apiError{status: http.StatusBadRequest, Message: "Invalid filter"})
+		writeError(w, &execute.Error{Status: http.StatusBadRequest, Message: "Invalid filter"})
 		return
 	}
 	tag, err := p.db.Exec(r.Context(), `DELETE FROM webhookproxy_deliveries WHERE `+deadWhere, id, hook)
@@ -236,5 +238,5 @@ func (p *proxy) purgeDead(w http.ResponseWriter, r *http.Request) {
 
 func (p *proxy) unavailable(w http.ResponseWriter, r *http.Request, err error) {
 	p.log.WarnContext(r.Context(), "proxy status unavailable", "err", err)
-	writeError(w, &apiError{status: http.StatusServiceUnavailable, Message: "The proxy's database is unavailable.", retryAfter: unavailableRetryAfter})
+	writeError(w, &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy's database is unavailable.", RetryAfter: unavailableRetryAfter})
 }

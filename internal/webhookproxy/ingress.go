@@ -8,13 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 )
 
 // acceptDeadline bounds how long a caller waits for its request to be
@@ -56,7 +57,7 @@ func (p *proxy) handler() http.Handler {
 	mux.HandleFunc("POST /proxy/dead/replay", p.admin(p.replayDead))
 	mux.HandleFunc("DELETE /proxy/dead", p.admin(p.purgeDead))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{status: http.StatusNotFound, Message: "404: Not Found"})
+		writeError(w, &execute.Error{Status: http.StatusNotFound, Message: "404: Not Found"})
 	})
 	return mux
 }
@@ -67,7 +68,7 @@ func (p *proxy) handler() http.Handler {
 func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 	id, token, variant := r.PathValue("id"), r.PathValue("token"), r.PathValue("variant")
 	if variant != "" && variant != "slack" && variant != "github" {
-		writeError(w, &apiError{status: http.StatusNotFound, Message: "404: Not Found"})
+		writeError(w, &execute.Error{Status: http.StatusNotFound, Message: "404: Not Found"})
 		return
 	}
 	d, wait, apiErr := p.parse(w, r, id, token, variant)
@@ -81,7 +82,7 @@ func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if !errors.As(err, &apiErr) {
 			p.log.WarnContext(r.Context(), "webhook request not stored", "webhook", id, "token", fingerprint(token), "err", err)
-			apiErr = &apiError{status: http.StatusServiceUnavailable, Message: "The proxy cannot store requests right now.", retryAfter: unavailableRetryAfter}
+			apiErr = &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy cannot store requests right now.", RetryAfter: unavailableRetryAfter}
 		}
 		p.refuse(w, r, id, apiErr)
 		return
@@ -96,46 +97,46 @@ func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 
 // parse authorizes and checks the request; nothing is stored when it
 // returns an error.
-func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant string) (delivery, bool, *apiError) {
+func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant string) (delivery, bool, *execute.Error) {
 	if !snowflake(id) {
-		f := formErrors{}
-		f.add("webhook_id", "NUMBER_TYPE_COERCE", "Value \""+id+"\" is not snowflake.")
-		return delivery{}, false, f.err()
+		f := execute.FormErrors{}
+		f.Add("webhook_id", "NUMBER_TYPE_COERCE", "Value \""+id+"\" is not snowflake.")
+		return delivery{}, false, f.Err()
 	}
 	service, ok := p.authorize(r, id)
 	if !ok {
-		return delivery{}, false, errMissingAccess
+		return delivery{}, false, execute.ErrMissingAccess
 	}
 	q := r.URL.Query()
 	wait, threadID := false, q.Get("thread_id")
-	f := formErrors{}
+	f := execute.FormErrors{}
 	if v := q.Get("wait"); v != "" {
 		var err error
 		if wait, err = strconv.ParseBool(v); err != nil {
-			f.add("wait", "BOOLEAN_TYPE_COERCE", "Value \""+v+"\" is not a valid boolean.")
+			f.Add("wait", "BOOLEAN_TYPE_COERCE", "Value \""+v+"\" is not a valid boolean.")
 		}
 	}
 	if threadID != "" && !snowflake(threadID) {
-		f.add("thread_id", "NUMBER_TYPE_COERCE", "Value \""+threadID+"\" is not snowflake.")
+		f.Add("thread_id", "NUMBER_TYPE_COERCE", "Value \""+threadID+"\" is not snowflake.")
 	}
-	if err := f.err(); err != nil {
+	if err := f.Err(); err != nil {
 		return delivery{}, false, err
 	}
 	// A body that cannot fit is refused before it is read, on its
 	// Content-Length when it has one, else when the reading passes the cap.
-	limit := maxBody(p.set.maxUpload)
+	limit := execute.MaxBody(p.set.maxUpload)
 	if r.ContentLength > limit {
-		return delivery{}, false, errTooLarge
+		return delivery{}, false, execute.ErrTooLarge
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return delivery{}, false, errTooLarge
+			return delivery{}, false, execute.ErrTooLarge
 		}
-		return delivery{}, false, errInvalidJSON
+		return delivery{}, false, execute.ErrInvalidJSON
 	}
-	contentType, body, apiErr := decode(r.Header.Get("Content-Type"), body, variant, p.set.maxUpload)
+	contentType, body, apiErr := execute.Decode(r.Header.Get("Content-Type"), body, variant, p.set.maxUpload)
 	if apiErr != nil {
 		return delivery{}, false, apiErr
 	}
@@ -149,50 +150,6 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 		d.event = r.Header.Get("X-GitHub-Event")
 	}
 	return d, wait, nil
-}
-
-// decode reads a request body as Discord would and returns what to store:
-// a multipart body as it came, anything else as JSON, a form-encoded body
-// converted. maxUpload is the most its files may hold together.
-func decode(contentType string, body []byte, variant string, maxUpload int64) (string, []byte, *apiError) {
-	switch media, _, _ := mime.ParseMediaType(contentType); media {
-	case "multipart/form-data":
-	case "application/x-www-form-urlencoded":
-		// What `curl -d content=...` sends; Discord takes it too.
-		var err error
-		if body, err = formToJSON(body); err != nil {
-			return "", nil, errInvalidJSON
-		}
-		contentType = "application/json"
-	default:
-		contentType = "application/json"
-	}
-	if apiErr := check(contentType, body, variant, maxUpload); apiErr != nil {
-		return "", nil, apiErr
-	}
-	return contentType, body, nil
-}
-
-// check validates a Discord execute body; the Slack and GitHub variants
-// carry those services' payloads, which Discord alone interprets.
-func check(contentType string, body []byte, variant string, maxUpload int64) *apiError {
-	if variant != "" {
-		if !validJSON(body) {
-			return errInvalidJSON
-		}
-		return nil
-	}
-	raw, files, apiErr := message(contentType, body)
-	if apiErr != nil {
-		return apiErr
-	}
-	if files.size > maxUpload {
-		return errTooLarge
-	}
-	if raw == nil {
-		raw = []byte("{}")
-	}
-	return validate(raw, files.count)
 }
 
 // authorize applies the allowlist and, when keys are configured, the
@@ -222,9 +179,9 @@ func (p *proxy) service(r *http.Request) (string, bool) {
 }
 
 // refuse answers e and counts it; the log names the webhook by id only.
-func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, webhookID string, e *apiError) {
+func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, webhookID string, e *execute.Error) {
 	reason := "invalid"
-	switch e.status {
+	switch e.Status {
 	case http.StatusForbidden, http.StatusUnauthorized:
 		reason = "forbidden"
 	case http.StatusRequestEntityTooLarge:
@@ -237,7 +194,7 @@ func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, webhookID string,
 		reason = "unavailable"
 	}
 	p.metrics.refused.WithLabelValues(reason).Inc()
-	p.log.DebugContext(r.Context(), "webhook request refused", "webhook", webhookID, "reason", reason, "status", e.status)
+	p.log.DebugContext(r.Context(), "webhook request refused", "webhook", webhookID, "reason", reason, "status", e.Status)
 	writeError(w, e)
 }
 
@@ -300,16 +257,16 @@ func writeFinished(w http.ResponseWriter, st deliveryStatus) {
 	writeJSON(w, status, body)
 }
 
-func writeError(w http.ResponseWriter, e *apiError) {
-	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.retryAfter))))
+func writeError(w http.ResponseWriter, e *execute.Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter))))
 	}
-	if e.status == http.StatusTooManyRequests {
+	if e.Status == http.StatusTooManyRequests {
 		// Discord's rate-limit body, which client libraries read.
-		writeJSON(w, e.status, map[string]any{"message": "You are being rate limited.", "retry_after": e.retryAfter, "global": false, "code": 0})
+		writeJSON(w, e.Status, map[string]any{"message": "You are being rate limited.", "retry_after": e.RetryAfter, "global": false, "code": 0})
 		return
 	}
-	writeJSON(w, e.status, e)
+	writeJSON(w, e.Status, e)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

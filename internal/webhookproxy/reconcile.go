@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 )
 
 // reconcileScan bounds how many of the channel's newer messages one
@@ -32,15 +34,15 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 	if !w.readBack || d.variant != "" || d.attemptedAt.IsZero() {
 		return nil, false, errUnknowable
 	}
-	raw, files, apiErr := message(d.contentType, d.body)
+	raw, files, apiErr := execute.Message(d.contentType, d.body)
 	if apiErr != nil {
 		return nil, false, errUnknowable
 	}
-	var want payload
+	var want execute.Payload
 	var content, thread string
 	var embeds []json.RawMessage
 	if raw != nil && json.Unmarshal(raw, &want) != nil ||
-		errors.Join(want.field("content", &content), want.field("embeds", &embeds), want.field("thread_name", &thread)) != nil || thread != "" {
+		errors.Join(want.Field("content", &content), want.Field("embeds", &embeds), want.Field("thread_name", &thread)) != nil || thread != "" {
 		// A new forum post lands in a thread nobody knows yet.
 		return nil, false, errUnknowable
 	}
@@ -58,7 +60,7 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 		if err != nil {
 			return nil, false, err
 		}
-		if matches(m, d.webhookID, content, len(embeds), files.count) {
+		if matches(m, d.webhookID, content, len(embeds), files.Count) {
 			b, err := json.Marshal(m)
 			return b, err == nil, err
 		}

@@ -1,4 +1,7 @@
-package interaction
+// Package customid is the custom_id of herald's components and modals:
+// "<feature>:<version>:<payload>", parsed and built strictly within
+// Discord's limits, and the patterns features route and build them by.
+package customid
 
 import (
 	"errors"
@@ -7,33 +10,33 @@ import (
 	"strings"
 )
 
-// CustomID is the parsed custom_id of a component or modal:
+// ID is the parsed custom_id of a component or modal:
 // "<feature>:<route_version>:<payload>". The version lets a feature change
 // its payload format while old messages still carry the old one: the
 // router answers a retired version as outdated instead of misreading it.
 // herald keeps no state per control, so controls keep working across
 // restarts.
-type CustomID struct {
+type ID struct {
 	Feature string // lower-case name, e.g. "rolemenu"
 	Version int    // route version, from 1
 	Payload string // feature-defined, may itself contain ':'
 }
 
-// MaxCustomIDLength is Discord's limit on a custom_id.
-const MaxCustomIDLength = 100
+// MaxLength is Discord's limit on a custom_id.
+const MaxLength = 100
 
-// ErrMalformedCustomID is wrapped by every ParseCustomID error.
-var ErrMalformedCustomID = errors.New("malformed custom_id")
+// ErrMalformed is wrapped by every Parse error.
+var ErrMalformed = errors.New("malformed custom_id")
 
-// ParseCustomID parses s strictly: anything that is not exactly
+// Parse parses s strictly: anything that is not exactly
 // feature:version:payload in printable ASCII within Discord's length limit
 // is refused, so a forged or foreign id can never reach a handler.
-func ParseCustomID(s string) (CustomID, error) {
-	fail := func(why string) (CustomID, error) {
-		return CustomID{}, fmt.Errorf("%w: %s", ErrMalformedCustomID, why)
+func Parse(s string) (ID, error) {
+	fail := func(why string) (ID, error) {
+		return ID{}, fmt.Errorf("%w: %s", ErrMalformed, why)
 	}
-	if len(s) == 0 || len(s) > MaxCustomIDLength {
-		return fail(fmt.Sprintf("length %d, want 1 to %d", len(s), MaxCustomIDLength))
+	if len(s) == 0 || len(s) > MaxLength {
+		return fail(fmt.Sprintf("length %d, want 1 to %d", len(s), MaxLength))
 	}
 	if !printableASCII(s) {
 		return fail("not printable ASCII")
@@ -53,25 +56,25 @@ func ParseCustomID(s string) (CustomID, error) {
 	if err != nil || v < 1 || strconv.Itoa(v) != version {
 		return fail("bad version")
 	}
-	return CustomID{Feature: feature, Version: v, Payload: payload}, nil
+	return ID{Feature: feature, Version: v, Payload: payload}, nil
 }
 
-// String formats the id; NewCustomID checks it fits.
-func (c CustomID) String() string {
+// String formats the id; New checks it fits.
+func (c ID) String() string {
 	return c.Feature + ":" + strconv.Itoa(c.Version) + ":" + c.Payload
 }
 
-// NewCustomID builds a custom_id, refusing one ParseCustomID would refuse
+// New builds a custom_id, refusing one Parse would refuse
 // or would read back as other parts (a feature holding ':').
-func NewCustomID(feature string, version int, payload string) (string, error) {
-	want := CustomID{Feature: feature, Version: version, Payload: payload}
+func New(feature string, version int, payload string) (string, error) {
+	want := ID{Feature: feature, Version: version, Payload: payload}
 	s := want.String()
-	got, err := ParseCustomID(s)
+	got, err := Parse(s)
 	if err != nil {
 		return "", err
 	}
 	if got != want {
-		return "", fmt.Errorf("%w: feature %q is not a feature name", ErrMalformedCustomID, feature)
+		return "", fmt.Errorf("%w: feature %q is not a feature name", ErrMalformed, feature)
 	}
 	return s, nil
 }

@@ -1,4 +1,4 @@
-package interaction
+package customid
 
 import (
 	"maps"
@@ -13,7 +13,7 @@ var seedPatterns = []string{
 }
 
 // variables are p's variable names in order.
-func (p pattern) variables() []string {
+func (p Pattern) variables() []string {
 	var names []string
 	for _, seg := range p.segs {
 		if name, isVar := varName(seg); isVar {
@@ -23,7 +23,7 @@ func (p pattern) variables() []string {
 	return names
 }
 
-// FillID builds only ids that parse and match their own pattern with the
+// Fill builds only ids that parse and match their own pattern with the
 // values given; when it refuses, the values or the length were at fault.
 // values holds the values separated by '|'.
 func FuzzFillID(f *testing.F) {
@@ -39,36 +39,36 @@ func FuzzFillID(f *testing.F) {
 	f.Add("tickets:1:close:{ticket}", strings.Repeat("9", 90))
 	f.Fuzz(func(t *testing.T, raw, values string) {
 		vals := strings.Split(values, "|")
-		id, err := FillID(raw, vals...)
-		p, perr := parsePattern(raw)
+		id, err := Fill(raw, vals...)
+		p, perr := ParsePattern(raw)
 		if perr != nil {
 			if err == nil {
-				t.Fatalf("FillID(%q) = %q from a pattern the mux refuses (%v)", raw, id, perr)
+				t.Fatalf("Fill(%q) = %q from a pattern the mux refuses (%v)", raw, id, perr)
 			}
 			return
 		}
 		names := p.variables()
 		if err != nil {
 			if !strings.Contains(err.Error(), raw) && !strings.Contains(err.Error(), "custom_id") {
-				t.Fatalf("FillID(%q, %q) error %q names neither the pattern nor the custom_id", raw, vals, err)
+				t.Fatalf("Fill(%q, %q) error %q names neither the pattern nor the custom_id", raw, vals, err)
 			}
-			valid := len(vals) == len(names) && len(p.raw)+len(values) <= MaxCustomIDLength
+			valid := len(vals) == len(names) && len(p.raw)+len(values) <= MaxLength
 			for _, v := range vals {
 				valid = valid && v != "" && !strings.Contains(v, ":") && printableASCII(v)
 			}
 			if valid {
-				t.Fatalf("FillID(%q, %q) refused good values: %v", raw, vals, err)
+				t.Fatalf("Fill(%q, %q) refused good values: %v", raw, vals, err)
 			}
 			return
 		}
-		if len(id) > MaxCustomIDLength {
-			t.Fatalf("FillID built %q, over Discord's %d characters", id, MaxCustomIDLength)
+		if len(id) > MaxLength {
+			t.Fatalf("Fill built %q, over Discord's %d characters", id, MaxLength)
 		}
-		c, err := ParseCustomID(id)
+		c, err := Parse(id)
 		if err != nil {
-			t.Fatalf("FillID built %q, which does not parse: %v", id, err)
+			t.Fatalf("Fill built %q, which does not parse: %v", id, err)
 		}
-		vars, literals, ok := p.match(c)
+		vars, literals, ok := p.Match(c)
 		if !ok || literals != len(p.segs)-len(names) {
 			t.Fatalf("%q does not match its own pattern %q (ok %v, %d literals)", id, raw, ok, literals)
 		}
@@ -93,15 +93,15 @@ func FuzzPatternMatch(f *testing.F) {
 	f.Add("rolemenu:1:select:{menu}", "rolemenu:2:select:12")
 	f.Add("tickets:1:close:{ticket}", "tickets:1:claim:42")
 	f.Fuzz(func(t *testing.T, raw, id string) {
-		p, err := parsePattern(raw)
+		p, err := ParsePattern(raw)
 		if err != nil {
 			return
 		}
-		c, err := ParseCustomID(id)
+		c, err := Parse(id)
 		if err != nil {
 			return
 		}
-		vars, literals, ok := p.match(c)
+		vars, literals, ok := p.Match(c)
 		if !ok {
 			if vars != nil || literals != 0 {
 				t.Fatalf("%q refused by %q but bound %v, %d literals", id, raw, vars, literals)
@@ -113,7 +113,7 @@ func FuzzPatternMatch(f *testing.F) {
 		for i, name := range names {
 			vals[i] = vars[name]
 		}
-		rebuilt, err := FillID(raw, vals...)
+		rebuilt, err := Fill(raw, vals...)
 		if err != nil || rebuilt != id {
 			t.Fatalf("%q matched %q with %v, which fill back as %q, %v", id, raw, vars, rebuilt, err)
 		}

@@ -1,4 +1,4 @@
-package rolemenu
+package input
 
 import (
 	"strconv"
@@ -17,8 +17,8 @@ func FuzzParseDuration(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		d, ok := parseDuration(s)
-		if again, ok2 := parseDuration(s); again != d || ok2 != ok {
+		d, ok := ParseDuration(s)
+		if again, ok2 := ParseDuration(s); again != d || ok2 != ok {
 			t.Fatalf("%q parsed differently twice", s)
 		}
 		if !ok {
@@ -36,8 +36,8 @@ func FuzzParseDuration(f *testing.F) {
 		if want, exact := meant(s); !exact || want != d {
 			t.Fatalf("%q accepted as %v, but it says %v (exact %v)", s, d, want, exact)
 		}
-		formatted := formatDuration(d)
-		if back, ok := parseDuration(formatted); !ok || back != d {
+		formatted := FormatDuration(d)
+		if back, ok := ParseDuration(formatted); !ok || back != d {
 			t.Fatalf("%v formats as %q, which parses as %v, %v", d, formatted, back, ok)
 		}
 	})
@@ -77,8 +77,8 @@ func FuzzParseEmoji(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		e, ok := parseEmoji(s)
-		if again, ok2 := parseEmoji(s); ok2 != ok || (again == nil) != (e == nil) || e != nil && *again != *e {
+		e, ok := ParseEmoji(s)
+		if again, ok2 := ParseEmoji(s); ok2 != ok || (again == nil) != (e == nil) || e != nil && *again != *e {
 			t.Fatalf("%q parsed differently twice", s)
 		}
 		switch {

@@ -1,4 +1,4 @@
-package webhookproxy
+package execute
 
 import (
 	"bytes"
@@ -8,33 +8,10 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-)
-
-// apiError is an answer in Discord's JSON error shape, so a client
-// library reports the proxy's refusals as it reports Discord's.
-type apiError struct {
-	status     int
-	Code       int            `json:"code"`
-	Message    string         `json:"message"`
-	Errors     map[string]any `json:"errors,omitempty"`
-	retryAfter float64        // seconds, for 429 and 503
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s (code %d)", e.status, e.Message, e.Code) }
-
-// Discord's error codes and answers (docs: Opcodes and Status Codes).
-var (
-	errUnknownWebhook = &apiError{status: http.StatusNotFound, Code: 10015, Message: "Unknown Webhook"}
-	errInvalidToken   = &apiError{status: http.StatusUnauthorized, Code: 50027, Message: "Invalid Webhook Token"}
-	errMissingAccess  = &apiError{status: http.StatusForbidden, Code: 50001, Message: "Missing Access"}
-	errTooLarge       = &apiError{status: http.StatusRequestEntityTooLarge, Code: 40005, Message: "Request entity too large"}
-	errInvalidJSON    = &apiError{status: http.StatusBadRequest, Code: 50109, Message: "The request body contains invalid JSON."}
-	errEmptyMessage   = &apiError{status: http.StatusBadRequest, Code: 50006, Message: "Cannot send an empty message"}
 )
 
 // Discord's limits on an executed webhook message (docs: Execute Webhook,
@@ -53,12 +30,12 @@ const (
 // before it checked their total: the proxy checks the total, which passes
 // neither rule's refusals on. payloadRoom is what a body may hold beyond
 // its files — the message JSON (its text limits keep it far below) and
-// the multipart framing — so a body over maxBody is refused unread.
+// the multipart framing — so a body over MaxBody is refused unread.
 const payloadRoom = 1 << 20
 
-// maxBody is the largest body the proxy reads when files may hold
+// MaxBody is the largest body the proxy reads when files may hold
 // maxUpload bytes together.
-func maxBody(maxUpload int64) int64 { return maxUpload + payloadRoom }
+func MaxBody(maxUpload int64) int64 { return maxUpload + payloadRoom }
 
 // forbiddenNames are what a webhook's name may not contain, in any case
 // (docs: Webhook Resource, Create Webhook); Discord refuses an execute's
@@ -76,45 +53,14 @@ func forbiddenIn(name string) string {
 	return ""
 }
 
-// formErrors collects field errors as Discord's 50035 Invalid Form Body
-// nests them: {"content": {"_errors": [{"code": ..., "message": ...}]}}.
-type formErrors map[string]any
-
-func (f formErrors) add(path, code, message string) {
-	node := map[string]any(f)
-	for _, seg := range strings.Split(path, ".") {
-		next, ok := node[seg].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			node[seg] = next
-		}
-		node = next
-	}
-	errs, _ := node["_errors"].([]map[string]string)
-	node["_errors"] = append(errs, map[string]string{"code": code, "message": message})
-}
-
-func (f formErrors) maxLen(path string, n, limit int) {
-	if n > limit {
-		f.add(path, "BASE_TYPE_MAX_LENGTH", fmt.Sprintf("Must be %d or fewer in length.", limit))
-	}
-}
-
-func (f formErrors) err() *apiError {
-	if len(f) == 0 {
-		return nil
-	}
-	return &apiError{status: http.StatusBadRequest, Code: 50035, Message: "Invalid Form Body", Errors: f}
-}
-
-// payload is a JSON object by its keys exactly as written: Discord reads
+// Payload is a JSON object by its keys exactly as written: Discord reads
 // "content", never "Content", which encoding/json would match to a
 // content field. A repeated key counts once, with its last value, as for
 // Discord. Every field the proxy does not check passes through unchanged.
-type payload map[string]json.RawMessage
+type Payload map[string]json.RawMessage
 
-// field decodes the value of key into v; an absent key leaves v alone.
-func (p payload) field(key string, v any) error {
+// Field decodes the value of key into v; an absent key leaves v alone.
+func (p Payload) Field(key string, v any) error {
 	raw, ok := p[key]
 	if !ok {
 		return nil
@@ -123,11 +69,11 @@ func (p payload) field(key string, v any) error {
 }
 
 // runes sums the lengths of the string fields keys, in characters.
-func (p payload) runes(keys ...string) (int, error) {
+func (p Payload) runes(keys ...string) (int, error) {
 	n := 0
 	for _, key := range keys {
 		var s string
-		if err := p.field(key, &s); err != nil {
+		if err := p.Field(key, &s); err != nil {
 			return 0, err
 		}
 		n += utf8.RuneCountInString(s)
@@ -137,16 +83,16 @@ func (p payload) runes(keys ...string) (int, error) {
 
 // embedSize is an embed's text as Discord counts it against 6,000.
 func embedSize(raw json.RawMessage) (int, error) {
-	var e, footer, author payload
-	var fields []payload
+	var e, footer, author Payload
+	var fields []Payload
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return 0, err
 	}
-	if err := errors.Join(e.field("footer", &footer), e.field("author", &author), e.field("fields", &fields)); err != nil {
+	if err := errors.Join(e.Field("footer", &footer), e.Field("author", &author), e.Field("fields", &fields)); err != nil {
 		return 0, err
 	}
 	type text struct {
-		in   payload
+		in   Payload
 		keys []string
 	}
 	texts := []text{{e, []string{"title", "description"}}, {footer, []string{"text"}}, {author, []string{"name"}}}
@@ -169,14 +115,14 @@ func embedSize(raw json.RawMessage) (int, error) {
 func validJSON(raw []byte) bool { return utf8.Valid(raw) && json.Valid(raw) }
 
 // validate checks a message body as Discord does before it applies it.
-func validate(raw []byte, files int) *apiError {
-	var p payload
+func validate(raw []byte, files int) *Error {
+	var p Payload
 	if !utf8.Valid(raw) || json.Unmarshal(raw, &p) != nil {
-		return errInvalidJSON
+		return ErrInvalidJSON
 	}
 	var content, username *string
 	var embeds, components, stickers []json.RawMessage
-	f := formErrors{}
+	f := FormErrors{}
 	for _, fd := range []struct {
 		key, kind string
 		v         any
@@ -184,11 +130,11 @@ func validate(raw []byte, files int) *apiError {
 		{"content", "string", &content}, {"username", "string", &username}, {"embeds", "array", &embeds},
 		{"components", "array", &components}, {"sticker_ids", "array", &stickers},
 	} {
-		if p.field(fd.key, fd.v) != nil {
-			f.add(fd.key, "MODEL_TYPE_CONVERT", "Could not interpret the value as "+fd.kind+".")
+		if p.Field(fd.key, fd.v) != nil {
+			f.Add(fd.key, "MODEL_TYPE_CONVERT", "Could not interpret the value as "+fd.kind+".")
 		}
 	}
-	if err := f.err(); err != nil {
+	if err := f.Err(); err != nil {
 		return err
 	}
 	if content != nil {
@@ -196,9 +142,9 @@ func validate(raw []byte, files int) *apiError {
 	}
 	if username != nil {
 		if n := utf8.RuneCountInString(*username); n < 1 || n > maxUsername {
-			f.add("username", "BASE_TYPE_BAD_LENGTH", fmt.Sprintf("Must be between 1 and %d in length.", maxUsername))
+			f.Add("username", "BASE_TYPE_BAD_LENGTH", fmt.Sprintf("Must be between 1 and %d in length.", maxUsername))
 		} else if w := forbiddenIn(*username); w != "" {
-			f.add("username", "USERNAME_INVALID_CONTAINS", fmt.Sprintf("Username cannot contain %q", w))
+			f.Add("username", "USERNAME_INVALID_CONTAINS", fmt.Sprintf("Username cannot contain %q", w))
 		}
 	}
 	f.maxLen("embeds", len(embeds), maxEmbeds)
@@ -206,16 +152,16 @@ func validate(raw []byte, files int) *apiError {
 	for i, raw := range embeds {
 		n, err := embedSize(raw)
 		if err != nil {
-			f.add("embeds."+strconv.Itoa(i), "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+			f.Add("embeds."+strconv.Itoa(i), "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
 			continue
 		}
 		total += n
 	}
 	if total > maxEmbedTotal {
-		f.add("embeds", "MAX_EMBED_SIZE_EXCEEDED", fmt.Sprintf("Embed size exceeds maximum size of %d", maxEmbedTotal))
+		f.Add("embeds", "MAX_EMBED_SIZE_EXCEEDED", fmt.Sprintf("Embed size exceeds maximum size of %d", maxEmbedTotal))
 	}
 	f.maxLen("attachments", files, maxFiles)
-	if err := f.err(); err != nil {
+	if err := f.Err(); err != nil {
 		return err
 	}
 	poll := p["poll"]
@@ -226,31 +172,31 @@ func validate(raw []byte, files int) *apiError {
 	return nil
 }
 
-// attached is what a request's files add up to.
-type attached struct {
-	count int
-	size  int64 // bytes
+// Attached is what a request's files add up to.
+type Attached struct {
+	Count int
+	Size  int64 // bytes
 }
 
-// message returns the JSON message body inside a request body: the body
+// Message returns the JSON message body inside a request body: the body
 // itself, or the payload_json part of a multipart one (or its form
 // fields, without payload_json), and the files the multipart body
 // carries.
-func message(contentType string, body []byte) (raw []byte, files attached, err *apiError) {
+func Message(contentType string, body []byte) (raw []byte, files Attached, err *Error) {
 	mediaType, params, perr := mime.ParseMediaType(contentType)
 	switch {
 	case perr != nil && len(body) > 0:
-		return nil, attached{}, errInvalidJSON
+		return nil, Attached{}, ErrInvalidJSON
 	case mediaType == "multipart/form-data":
 		return multipartMessage(body, params["boundary"])
 	default:
-		return body, attached{}, nil
+		return body, Attached{}, nil
 	}
 }
 
-func multipartMessage(body []byte, boundary string) (raw []byte, files attached, apiErr *apiError) {
+func multipartMessage(body []byte, boundary string) (raw []byte, files Attached, apiErr *Error) {
 	if boundary == "" {
-		return nil, attached{}, errInvalidJSON
+		return nil, Attached{}, ErrInvalidJSON
 	}
 	r := multipart.NewReader(bytes.NewReader(body), boundary)
 	fields := url.Values{}
@@ -260,24 +206,24 @@ func multipartMessage(body []byte, boundary string) (raw []byte, files attached,
 			break
 		}
 		if err != nil {
-			return nil, attached{}, errInvalidJSON
+			return nil, Attached{}, ErrInvalidJSON
 		}
 		switch name := part.FormName(); {
 		case part.FileName() != "":
 			n, err := io.Copy(io.Discard, part)
 			if err != nil {
-				return nil, attached{}, errInvalidJSON
+				return nil, Attached{}, ErrInvalidJSON
 			}
-			files.count++
-			files.size += n
+			files.Count++
+			files.Size += n
 		case name == "payload_json":
 			if raw, err = io.ReadAll(part); err != nil {
-				return nil, attached{}, errInvalidJSON
+				return nil, Attached{}, ErrInvalidJSON
 			}
 		case name != "":
 			v, err := io.ReadAll(part)
 			if err != nil {
-				return nil, attached{}, errInvalidJSON
+				return nil, Attached{}, ErrInvalidJSON
 			}
 			fields.Add(name, string(v))
 		}
@@ -286,7 +232,7 @@ func multipartMessage(body []byte, boundary string) (raw []byte, files attached,
 	if raw == nil && len(fields) > 0 {
 		var err error
 		if raw, err = valuesToJSON(fields); err != nil {
-			return nil, attached{}, errInvalidJSON
+			return nil, Attached{}, ErrInvalidJSON
 		}
 	}
 	return raw, files, nil

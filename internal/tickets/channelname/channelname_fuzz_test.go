@@ -1,4 +1,4 @@
-package tickets
+package channelname
 
 import (
 	"fmt"
@@ -22,27 +22,27 @@ func FuzzTicketName(f *testing.F) {
 		if number < 1 {
 			return // ticket numbers count from 1
 		}
-		name := ticketName(scheme, username, number)
+		name := Ticket(scheme, username, number)
 		suffix := fmt.Sprintf("-%04d", number)
 		if !strings.HasSuffix(name, suffix) {
-			t.Fatalf("ticketName(%q, %q, %d) = %q: no number", scheme, username, number, name)
+			t.Fatalf("Ticket(%q, %q, %d) = %q: no number", scheme, username, number, name)
 		}
 		if number < 1e9 && utf8.RuneCountInString(name) > 100 {
-			t.Fatalf("ticketName(%q, %q, %d) = %q: over Discord's 100 characters", scheme, username, number, name)
+			t.Fatalf("Ticket(%q, %q, %d) = %q: over Discord's 100 characters", scheme, username, number, name)
 		}
-		if again := channelName(name); again != name {
-			t.Fatalf("ticketName(%q, %q, %d) = %q, which Discord would rename %q", scheme, username, number, name, again)
+		if again := Clean(name); again != name {
+			t.Fatalf("Ticket(%q, %q, %d) = %q, which Discord would rename %q", scheme, username, number, name, again)
 		}
-		reduced := channelName(username)
-		if reduced != channelName(reduced) {
-			t.Fatalf("channelName(%q) = %q, reduced again %q", username, reduced, channelName(reduced))
+		reduced := Clean(username)
+		if reduced != Clean(reduced) {
+			t.Fatalf("Clean(%q) = %q, reduced again %q", username, reduced, Clean(reduced))
 		}
 		if reduced != strings.ToLower(reduced) || strings.HasPrefix(reduced, "-") || strings.HasSuffix(reduced, "-") {
-			t.Fatalf("channelName(%q) = %q", username, reduced)
+			t.Fatalf("Clean(%q) = %q", username, reduced)
 		}
 		for _, r := range reduced {
 			if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_') {
-				t.Fatalf("channelName(%q) = %q, holding %q", username, reduced, r)
+				t.Fatalf("Clean(%q) = %q, holding %q", username, reduced, r)
 			}
 		}
 	})

@@ -1,4 +1,4 @@
-package webhookproxy
+package execute
 
 import (
 	"bytes"
@@ -69,18 +69,18 @@ func FuzzDecode(f *testing.F) {
 		if variant != "" && variant != "slack" && variant != "github" {
 			return // the router answers 404 to any other
 		}
-		ct, stored, apiErr := decode(contentType, body, variant, fuzzUpload)
-		ct2, stored2, apiErr2 := decode(contentType, body, variant, fuzzUpload)
+		ct, stored, apiErr := Decode(contentType, body, variant, fuzzUpload)
+		ct2, stored2, apiErr2 := Decode(contentType, body, variant, fuzzUpload)
 		if ct != ct2 || !bytes.Equal(stored, stored2) || errJSON(t, apiErr) != errJSON(t, apiErr2) {
 			t.Fatalf("decoded differently twice: %q %q %v, then %q %q %v", ct, stored, apiErr, ct2, stored2, apiErr2)
 		}
 		if apiErr != nil {
 			switch {
-			case apiErr.status == 413:
+			case apiErr.Status == 413:
 				if n := fileBytes(contentType, body); apiErr.Code != 40005 || n <= fuzzUpload {
 					t.Fatalf("refused with %+v for %d bytes of files: want 40005, and only over %d", apiErr, n, fuzzUpload)
 				}
-			case apiErr.status != 400 || apiErr.Code == 0 || apiErr.Message == "":
+			case apiErr.Status != 400 || apiErr.Code == 0 || apiErr.Message == "":
 				t.Fatalf("refused with %+v: want a 400 with Discord's code and message", apiErr)
 			}
 			return
@@ -91,15 +91,15 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		raw, files, mErr := message(ct, stored)
+		raw, files, mErr := Message(ct, stored)
 		if mErr != nil {
 			t.Fatalf("accepted %q %q, which does not read back: %v", ct, stored, mErr)
 		}
 		if raw == nil {
 			raw = []byte("{}")
 		}
-		if why := breaksLimits(raw, files.count); why != "" {
-			t.Fatalf("accepted %q (%d files): %s", raw, files.count, why)
+		if why := breaksLimits(raw, files.Count); why != "" {
+			t.Fatalf("accepted %q (%d files): %s", raw, files.Count, why)
 		}
 		if n := fileBytes(ct, stored); n > fuzzUpload {
 			t.Fatalf("accepted %d bytes of files, over the limit of %d", n, fuzzUpload)
@@ -128,7 +128,7 @@ func fileBytes(contentType string, body []byte) int64 {
 	}
 }
 
-func errJSON(t *testing.T, e *apiError) string {
+func errJSON(t *testing.T, e *Error) string {
 	if e == nil {
 		return ""
 	}

@@ -1,4 +1,7 @@
-package rolemenu
+// Package input reads what an admin types for a role menu: an option's
+// emoji and a temporary role's duration, refusing what Discord would
+// refuse or what does not mean what it says.
+package input
 
 import (
 	"regexp"
@@ -7,22 +10,28 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/bwmarrin/discordgo"
 )
 
 var customEmoji = regexp.MustCompile(`^<(a?):([A-Za-z0-9_]{2,32}):(\d{17,20})>$`)
 
-// parseEmoji reads an option's emoji: empty, a custom emoji as Discord
+// Emoji is an emoji as a message component takes it: a custom emoji has
+// an ID, a Unicode one only its Name.
+type Emoji struct {
+	Name     string
+	ID       string
+	Animated bool
+}
+
+// ParseEmoji reads an option's emoji: empty, a custom emoji as Discord
 // writes it (<:name:id>, <a:name:id>), or a Unicode emoji — a few code
 // points with no letters or digits, so a typo like "star" is refused
 // instead of breaking the menu's publish.
-func parseEmoji(s string) (*discordgo.ComponentEmoji, bool) {
+func ParseEmoji(s string) (*Emoji, bool) {
 	if s == "" {
 		return nil, true
 	}
 	if m := customEmoji.FindStringSubmatch(s); m != nil {
-		return &discordgo.ComponentEmoji{Name: m[2], ID: m[3], Animated: m[1] == "a"}, true
+		return &Emoji{Name: m[2], ID: m[3], Animated: m[1] == "a"}, true
 	}
 	if utf8.RuneCountInString(s) > 10 || !utf8.ValidString(s) {
 		return nil, false
@@ -32,14 +41,14 @@ func parseEmoji(s string) (*discordgo.ComponentEmoji, bool) {
 			return nil, false
 		}
 	}
-	return &discordgo.ComponentEmoji{Name: s}, true
+	return &Emoji{Name: s}, true
 }
 
 // maxTemporary bounds a temporary role's duration.
 const maxTemporary = 365 * 24 * time.Hour
 
-// parseDuration reads 30m, 12h, 7d, 1d12h or 0.
-func parseDuration(s string) (time.Duration, bool) {
+// ParseDuration reads 30m, 12h, 7d, 1d12h or 0.
+func ParseDuration(s string) (time.Duration, bool) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	if s == "0" {
 		return 0, true
@@ -65,8 +74,8 @@ func parseDuration(s string) (time.Duration, bool) {
 	return total, total > 0 && total <= maxTemporary && total%time.Minute == 0
 }
 
-// formatDuration writes d as parseDuration reads it: 7d, 12h, 1d12h30m.
-func formatDuration(d time.Duration) string {
+// FormatDuration writes d as ParseDuration reads it: 7d, 12h, 1d12h30m.
+func FormatDuration(d time.Duration) string {
 	var b strings.Builder
 	if days := d / (24 * time.Hour); days > 0 {
 		b.WriteString(strconv.Itoa(int(days)) + "d")

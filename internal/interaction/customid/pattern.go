@@ -1,41 +1,42 @@
-package interaction
+package customid
 
 import (
 	"fmt"
 	"strings"
 )
 
-// A custom-ID pattern names a component or modal route:
+// A Pattern names a component or modal route by custom_id:
 // "<feature>:<version>:<segment>[:<segment>...]", where a segment is a
 // literal or a {variable} that matches one non-empty segment of the
 // payload. "rolemenu:1:pick:{menu}:{option}" matches the custom_id
 // "rolemenu:1:pick:12:3" with menu=12 and option=3. The same string
-// builds ids with FillID, so a feature declares each id's shape once.
-type pattern struct {
+// builds ids with Fill, so a feature declares each id's shape once.
+type Pattern struct {
 	raw     string
 	feature string
 	version int
 	segs    []string
 }
 
-func parsePattern(s string) (pattern, error) {
-	id, err := ParseCustomID(s)
+// ParsePattern reads a pattern; its errors name it.
+func ParsePattern(s string) (Pattern, error) {
+	id, err := Parse(s)
 	if err != nil {
-		return pattern{}, fmt.Errorf("pattern %q: %w", s, err)
+		return Pattern{}, fmt.Errorf("pattern %q: %w", s, err)
 	}
-	p := pattern{raw: s, feature: id.Feature, version: id.Version, segs: strings.Split(id.Payload, ":")}
+	p := Pattern{raw: s, feature: id.Feature, version: id.Version, segs: strings.Split(id.Payload, ":")}
 	seen := map[string]bool{}
 	for _, seg := range p.segs {
 		name, isVar := varName(seg)
 		switch {
 		case seg == "":
-			return pattern{}, fmt.Errorf("pattern %q: empty segment", s)
+			return Pattern{}, fmt.Errorf("pattern %q: empty segment", s)
 		case isVar && (name == "" || strings.ContainsAny(name, "{}")):
-			return pattern{}, fmt.Errorf("pattern %q: bad variable %q", s, seg)
+			return Pattern{}, fmt.Errorf("pattern %q: bad variable %q", s, seg)
 		case isVar && seen[name]:
-			return pattern{}, fmt.Errorf("pattern %q: variable %q twice", s, name)
+			return Pattern{}, fmt.Errorf("pattern %q: variable %q twice", s, name)
 		case !isVar && strings.ContainsAny(seg, "{}"):
-			return pattern{}, fmt.Errorf("pattern %q: braces in literal %q", s, seg)
+			return Pattern{}, fmt.Errorf("pattern %q: braces in literal %q", s, seg)
 		}
 		if isVar {
 			seen[name] = true
@@ -44,6 +45,9 @@ func parsePattern(s string) (pattern, error) {
 	return p, nil
 }
 
+// String is the pattern as written.
+func (p Pattern) String() string { return p.raw }
+
 func varName(seg string) (string, bool) {
 	if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
 		return seg[1 : len(seg)-1], true
@@ -51,9 +55,9 @@ func varName(seg string) (string, bool) {
 	return "", false
 }
 
-// match binds id's payload to the pattern; literals counts the literal
+// Match binds id's payload to the pattern; literals counts the literal
 // segments, so the most specific of several matches wins.
-func (p pattern) match(id CustomID) (vars map[string]string, literals int, ok bool) {
+func (p Pattern) Match(id ID) (vars map[string]string, literals int, ok bool) {
 	if id.Feature != p.feature || id.Version != p.version {
 		return nil, 0, false
 	}
@@ -80,9 +84,9 @@ func (p pattern) match(id CustomID) (vars map[string]string, literals int, ok bo
 	return vars, literals, true
 }
 
-// shape is the pattern with its variables unnamed: two patterns of one
+// Shape is the pattern with its variables unnamed: two patterns of one
 // shape would match the same ids.
-func (p pattern) shape() string {
+func (p Pattern) Shape() string {
 	segs := make([]string, len(p.segs))
 	for i, seg := range p.segs {
 		if _, isVar := varName(seg); isVar {
@@ -93,12 +97,12 @@ func (p pattern) shape() string {
 	return fmt.Sprintf("%s:%d:%s", p.feature, p.version, strings.Join(segs, ":"))
 }
 
-// FillID builds a custom_id from a pattern, its variables given in order:
-// FillID("rolemenu:1:pick:{menu}:{option}", "12", "3") is
+// Fill builds a custom_id from a pattern, its variables given in order:
+// Fill("rolemenu:1:pick:{menu}:{option}", "12", "3") is
 // "rolemenu:1:pick:12:3". A value that is empty or holds ':', a wrong
 // number of values, or a result over Discord's 100 characters is an error.
-func FillID(patternString string, values ...string) (string, error) {
-	p, err := parsePattern(patternString)
+func Fill(patternString string, values ...string) (string, error) {
+	p, err := ParsePattern(patternString)
 	if err != nil {
 		return "", err
 	}
@@ -121,5 +125,5 @@ func FillID(patternString string, values ...string) (string, error) {
 	if n != len(values) {
 		return "", fmt.Errorf("custom_id %q: %d values for %d variables", patternString, len(values), n)
 	}
-	return NewCustomID(p.feature, p.version, strings.Join(segs, ":"))
+	return New(p.feature, p.version, strings.Join(segs, ":"))
 }

@@ -1,4 +1,4 @@
-package interaction
+package customid
 
 import (
 	"errors"
@@ -17,22 +17,22 @@ func FuzzParseCustomID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ParseCustomID(s)
-		again, err2 := ParseCustomID(s)
+		c, err := Parse(s)
+		again, err2 := Parse(s)
 		if c != again || (err == nil) != (err2 == nil) {
 			t.Fatalf("%q parsed differently twice: %+v, %v then %+v, %v", s, c, err, again, err2)
 		}
 		if err != nil {
-			if !errors.Is(err, ErrMalformedCustomID) || len(err.Error()) <= len(ErrMalformedCustomID.Error())+2 {
-				t.Fatalf("%q refused with %q: want ErrMalformedCustomID and a reason", s, err)
+			if !errors.Is(err, ErrMalformed) || len(err.Error()) <= len(ErrMalformed.Error())+2 {
+				t.Fatalf("%q refused with %q: want ErrMalformed and a reason", s, err)
 			}
-			if c != (CustomID{}) {
+			if c != (ID{}) {
 				t.Fatalf("%q refused but parsed to %+v", s, c)
 			}
 			return
 		}
-		if len(s) > MaxCustomIDLength {
-			t.Fatalf("%q accepted with %d characters, over Discord's %d", s, len(s), MaxCustomIDLength)
+		if len(s) > MaxLength {
+			t.Fatalf("%q accepted with %d characters, over Discord's %d", s, len(s), MaxLength)
 		}
 		if c.String() != s {
 			t.Fatalf("%q parsed to %+v, which formats as %q", s, c, c.String())
@@ -40,13 +40,13 @@ func FuzzParseCustomID(f *testing.F) {
 		if !validFeature(c.Feature) || c.Version < 1 {
 			t.Fatalf("%q accepted with feature %q version %d", s, c.Feature, c.Version)
 		}
-		if built, err := NewCustomID(c.Feature, c.Version, c.Payload); err != nil || built != s {
-			t.Fatalf("NewCustomID of %+v = %q, %v; want %q", c, built, err, s)
+		if built, err := New(c.Feature, c.Version, c.Payload); err != nil || built != s {
+			t.Fatalf("New of %+v = %q, %v; want %q", c, built, err, s)
 		}
 	})
 }
 
-// NewCustomID builds only ids ParseCustomID reads back to the same parts,
+// New builds only ids Parse reads back to the same parts,
 // and refuses exactly those it would not.
 func FuzzNewCustomID(f *testing.F) {
 	f.Add("rolemenu", 1, "pick:12:3")
@@ -58,23 +58,23 @@ func FuzzNewCustomID(f *testing.F) {
 	f.Add("a:1", 1, "x")
 	f.Add("a", -1, "x")
 	f.Fuzz(func(t *testing.T, feature string, version int, payload string) {
-		s, err := NewCustomID(feature, version, payload)
-		formatted := CustomID{Feature: feature, Version: version, Payload: payload}.String()
+		s, err := New(feature, version, payload)
+		formatted := ID{Feature: feature, Version: version, Payload: payload}.String()
 		if err != nil {
-			if !errors.Is(err, ErrMalformedCustomID) || s != "" {
-				t.Fatalf("NewCustomID(%q, %d, %q) = %q, %v; want \"\" and ErrMalformedCustomID", feature, version, payload, s, err)
+			if !errors.Is(err, ErrMalformed) || s != "" {
+				t.Fatalf("New(%q, %d, %q) = %q, %v; want \"\" and ErrMalformed", feature, version, payload, s, err)
 			}
-			if c, perr := ParseCustomID(formatted); perr == nil && c == (CustomID{feature, version, payload}) {
-				t.Fatalf("NewCustomID refused %q, which parses back to its parts", formatted)
+			if c, perr := Parse(formatted); perr == nil && c == (ID{feature, version, payload}) {
+				t.Fatalf("New refused %q, which parses back to its parts", formatted)
 			}
 			return
 		}
-		if len(s) > MaxCustomIDLength {
-			t.Fatalf("NewCustomID built %q, over Discord's %d characters", s, MaxCustomIDLength)
+		if len(s) > MaxLength {
+			t.Fatalf("New built %q, over Discord's %d characters", s, MaxLength)
 		}
-		c, err := ParseCustomID(s)
-		if err != nil || c != (CustomID{feature, version, payload}) {
-			t.Fatalf("NewCustomID built %q, which parses as %+v, %v", s, c, err)
+		c, err := Parse(s)
+		if err != nil || c != (ID{feature, version, payload}) {
+			t.Fatalf("New built %q, which parses as %+v, %v", s, c, err)
 		}
 	})
 }
