@@ -41,7 +41,10 @@ type Kind struct {
 	Permission int64
 	// Plan lists the tasks; a *Refused error ends the action with its
 	// text and nothing done, any other error retries.
-	Plan    func(ctx context.Context, a Action) ([]Task, error)
+	Plan func(ctx context.Context, a Action) ([]Task, error)
+	// Do carries out one task; a *Refused error fails it and every task
+	// left with its text (the action can no longer go on: its role
+	// became one herald may not hand out), without a request to Discord.
 	Do      func(ctx context.Context, a Action, t Task) error
 	Request func(ctx context.Context, tx pgx.Tx, a Action, t Task) (target string, revision int64, err error)
 }
@@ -67,7 +70,9 @@ type Task struct {
 // acts on was deleted since the action was planned.
 var ErrGone = errors.New("bulk: the task's target is gone")
 
-// Refused ends an action before anything is done, saying why.
+// Refused, from Plan or Do, ends an action saying why (Text, in the
+// action's language): from Plan before anything is done, from Do with
+// the tasks left failed.
 type Refused struct{ Text string }
 
 func (r *Refused) Error() string { return "bulk: refused: " + r.Text }

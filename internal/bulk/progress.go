@@ -154,7 +154,11 @@ func render(act *action, tasks []row, now time.Time) (string, []discordgo.Messag
 	section("bulk.section.running", running, nil)
 	lines = append(lines, waiting...)
 	for _, r := range reasons {
-		section("bulk.section.failed", failedBy[r], map[string]any{"Reason": loc.T("bulk.reason."+cmp.Or(r, string(work.ReasonRetriesExhausted)), nil)})
+		reason, refused := strings.CutPrefix(r, refusedReason)
+		if !refused {
+			reason = loc.T("bulk.reason."+cmp.Or(r, string(work.ReasonRetriesExhausted)), nil)
+		}
+		section("bulk.section.failed", failedBy[r], map[string]any{"Reason": reason})
 	}
 	section("bulk.section.cancelled", cancelled, nil)
 	section("bulk.section.todo", todo, nil)

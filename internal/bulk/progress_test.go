@@ -107,3 +107,23 @@ func TestRenderSpeaksTheGuildsLanguage(t *testing.T) {
 		t.Errorf("German:\n%s", content)
 	}
 }
+
+// A kind's refusal (Do returned *Refused) is shown as the kind wrote it,
+// beside the classified reasons the message words itself.
+func TestRenderRefusedTasks(t *testing.T) {
+	act := testAction(t, "en-US")
+	tasks := append(rows(3, "done"), rows(2, "failed")...)
+	for i := 3; i < 5; i++ {
+		tasks[i].reason = refusedReason + "**Red** is at or above herald's highest role."
+	}
+	content, _, err := render(act, tasks, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"❌ Failed — **Red** is at or above herald's highest role. (2): failed\\_0000, failed\\_0001",
+		"**Finished: 3 of 5 done, 2 failed.**"} {
+		if !strings.Contains(content, want) {
+			t.Errorf("lacks %q:\n%s", want, content)
+		}
+	}
+}

@@ -135,8 +135,9 @@ func (w *runner) next(ctx context.Context, actionID int64) (task, error) {
 // do carries out a task with Discord calls and records how it ended. A
 // wait (rate limit, open circuit) puts the task back to pending, so a
 // cancel meanwhile takes it, and snoozes the runner; a missing target
-// or a rejected request fails the task alone; a missing permission fails
-// every task left, since each would fail the same way.
+// or a rejected request fails the task alone; a missing permission, or
+// the kind's refusal, fails every task left, since each would fail the
+// same way.
 func (w *runner) do(ctx context.Context, act *action, k Kind, t task) (bool, error) {
 	err := k.Do(ctx, act.Action, t.Task)
 	if err == nil {
@@ -144,6 +145,10 @@ func (w *runner) do(ctx context.Context, act *action, k Kind, t task) (bool, err
 	}
 	if errors.Is(err, ErrGone) {
 		return false, w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonTargetMissing)
+	}
+	var refused *Refused
+	if errors.As(err, &refused) {
+		return false, w.a.failRest(ctx, act.ID, refusedReason+refused.Text)
 	}
 	class, wait := transport.Classify(err)
 	switch {
@@ -162,8 +167,7 @@ func (w *runner) do(ctx context.Context, act *action, k Kind, t task) (bool, err
 	case class == transport.Invalid:
 		return false, w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonInvalid)
 	case class == transport.Permission:
-		return false, w.a.change(ctx, act.ID, `UPDATE bulk_tasks SET state = 'failed', reason = $2, until = NULL, updated_at = now()
-			WHERE action_id = $1 AND state IN ('pending', 'running')`, act.ID, string(work.ReasonNeedsPermission))
+		return false, w.a.failRest(ctx, act.ID, string(work.ReasonNeedsPermission))
 	}
 	// Transient or unknown: River retries with backoff; the task is
 	// pending meanwhile, so a cancel still takes it.

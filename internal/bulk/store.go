@@ -77,6 +77,18 @@ func (a *Actions) finish(ctx context.Context, id int64, seq int, state string, r
 		WHERE action_id = $1 AND seq = $2 AND state = 'running'`, id, seq, state, string(reason))
 }
 
+// failRest fails the action's running task and every pending one with
+// reason.
+func (a *Actions) failRest(ctx context.Context, id int64, reason string) error {
+	return a.change(ctx, id, `UPDATE bulk_tasks SET state = 'failed', reason = $2, until = NULL, updated_at = now()
+		WHERE action_id = $1 AND state IN ('pending', 'running')`, id, reason)
+}
+
+// refusedReason marks a task's reason that is a kind's refusal, stored in
+// the action's language as it was written, from the classified reasons
+// (work.Reason) the progress message words itself.
+const refusedReason = "refused:"
+
 // requestProgress bumps the action's revision and asks for its progress
 // message to show it; requests within progressEvery fold into one edit.
 func requestProgress(ctx context.Context, tx pgx.Tx, c *work.Client, id int64) error {

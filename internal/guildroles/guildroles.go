@@ -4,7 +4,8 @@
 // however many clicks ask — so a burst of role changes does not spend
 // Discord's budget on reading; a window of a few seconds is as fresh as
 // a role check needs, and Forget drops a guild's snapshot when herald
-// learns it changed.
+// learns it changed. A member whose rank a check needs is read the same
+// way. check.go holds which permissions make a role dangerous.
 package guildroles
 
 import (
@@ -42,26 +43,31 @@ func (s *Snapshot) Top(roleIDs []string) int {
 // roles below it.
 func (s *Snapshot) BotTop() int { return s.Top(s.BotRoles) }
 
-// Reader shares reads of guilds.
+// Reader shares reads of guilds, and of the members whose rank a check
+// needs (the admin who started a long bulk action).
 type Reader struct {
 	discord *rest.Client
 	botID   string
 	window  time.Duration
 	now     func() time.Time
 
-	mu     sync.Mutex
-	guilds map[string]*entry
+	mu    sync.Mutex
+	reads map[key]*entry
 }
+
+// key names a read: a guild (user empty) or one of its members.
+type key struct{ guildID, userID string }
 
 type entry struct {
 	done chan struct{} // closed when the read finished
-	snap *Snapshot
+	at   time.Time
+	val  any
 	err  error
 }
 
 // New returns a reader whose snapshots serve for window.
 func New(discord *rest.Client, botID string, window time.Duration) *Reader {
-	return &Reader{discord: discord, botID: botID, window: window, now: time.Now, guilds: map[string]*entry{}}
+	return &Reader{discord: discord, botID: botID, window: window, now: time.Now, reads: map[key]*entry{}}
 }
 
 // BotID is the user id whose roles the snapshots read as the bot's.
@@ -71,12 +77,34 @@ func (r *Reader) BotID() string { return r.botID }
 // it when there is none; concurrent callers wait for one read. A failed
 // read is not kept.
 func (r *Reader) Get(ctx context.Context, guildID string) (*Snapshot, error) {
+	v, err := r.shared(ctx, key{guildID: guildID}, func(ctx context.Context) (any, error) { return r.readGuild(ctx, guildID) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Snapshot), nil
+}
+
+// Member returns userID's member record in guildID no older than the
+// window, shared the same way; Discord's 404 (they left) is returned
+// as the client's error.
+func (r *Reader) Member(ctx context.Context, guildID, userID string) (*discordgo.Member, error) {
+	v, err := r.shared(ctx, key{guildID, userID}, func(ctx context.Context) (any, error) { return r.discord.Member(ctx, guildID, userID) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*discordgo.Member), nil
+}
+
+// shared returns the read of k no older than the window, or starts one.
+// The read runs detached from any one caller, so a caller giving up does
+// not fail the others; the transport bounds it.
+func (r *Reader) shared(ctx context.Context, k key, read func(context.Context) (any, error)) (any, error) {
 	r.mu.Lock()
-	e := r.guilds[guildID]
+	e := r.reads[k]
 	if e != nil {
 		select {
 		case <-e.done:
-			if e.err != nil || r.now().Sub(e.snap.Read) >= r.window {
+			if e.err != nil || r.now().Sub(e.at) >= r.window {
 				e = nil
 			}
 		default: // a read is in flight: share it
@@ -84,46 +112,49 @@ func (r *Reader) Get(ctx context.Context, guildID string) (*Snapshot, error) {
 	}
 	if e == nil {
 		e = &entry{done: make(chan struct{})}
-		r.guilds[guildID] = e
-		go r.read(guildID, e)
+		r.reads[k] = e
+		go func() {
+			defer close(e.done)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			e.val, e.err = read(ctx)
+			e.at = r.now()
+		}()
 	}
 	r.mu.Unlock()
 	select {
 	case <-e.done:
-		return e.snap, e.err
+		return e.val, e.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// read fetches the guild (roles, owner) and the bot's member record. It
-// runs detached from any one caller, so a caller giving up does not fail
-// the others; the transport bounds it.
-func (r *Reader) read(guildID string, e *entry) {
-	defer close(e.done)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+// readGuild fetches the guild (roles, owner) and the bot's member record.
+func (r *Reader) readGuild(ctx context.Context, guildID string) (*Snapshot, error) {
 	g, err := r.discord.Guild(ctx, guildID)
 	if err != nil {
-		e.err = err
-		return
+		return nil, err
 	}
 	bot, err := r.discord.Member(ctx, guildID, r.botID)
 	if err != nil {
-		e.err = err
-		return
+		return nil, err
 	}
 	s := &Snapshot{GuildID: guildID, OwnerID: g.OwnerID, Roles: map[string]*discordgo.Role{}, BotRoles: bot.Roles, Read: r.now()}
 	for _, role := range g.Roles {
 		s.Roles[role.ID] = role
 	}
-	e.snap = s
+	return s, nil
 }
 
-// Forget drops guildID's snapshot: the next Get reads again (callers
-// already waiting on a read still get it).
+// Forget drops guildID's snapshot and member reads: the next Get or
+// Member reads again (callers already waiting on a read still get it).
 func (r *Reader) Forget(guildID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.guilds, guildID)
+	for k := range r.reads {
+		if k.guildID == guildID {
+			delete(r.reads, k)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
@@ -84,5 +86,90 @@ func TestWindowAndForget(t *testing.T) {
 	get()
 	if n := reads(s); n != 6 {
 		t.Errorf("%d requests after Forget, want 6", n)
+	}
+}
+
+// Every permission that lets a member hurt the server or its members, or
+// read what is kept from them, makes a role dangerous: it is refused
+// unless the owner allowed such roles. Everyday permissions are not.
+func TestDangerousPermissions(t *testing.T) {
+	t.Parallel()
+	dangerous := map[string]int64{
+		"Kick Members": discordgo.PermissionKickMembers, "Ban Members": discordgo.PermissionBanMembers,
+		"Administrator": discordgo.PermissionAdministrator, "Manage Channels": discordgo.PermissionManageChannels,
+		"Manage Server": discordgo.PermissionManageGuild, "View Audit Log": discordgo.PermissionViewAuditLogs,
+		"Manage Messages": discordgo.PermissionManageMessages, "Mention @everyone, @here, and All Roles": discordgo.PermissionMentionEveryone,
+		"View Server Insights": discordgo.PermissionViewGuildInsights, "Mute Members": discordgo.PermissionVoiceMuteMembers,
+		"Deafen Members": discordgo.PermissionVoiceDeafenMembers, "Move Members": discordgo.PermissionVoiceMoveMembers,
+		"Manage Nicknames": discordgo.PermissionManageNicknames, "Manage Roles": discordgo.PermissionManageRoles,
+		"Manage Webhooks": discordgo.PermissionManageWebhooks, "Manage Expressions": discordgo.PermissionManageGuildExpressions,
+		"Manage Events": discordgo.PermissionManageEvents, "Manage Threads": discordgo.PermissionManageThreads,
+		"Timeout Members": discordgo.PermissionModerateMembers, "View Creator Monetization Analytics": discordgo.PermissionViewCreatorMonetizationAnalytics,
+		"Pin Messages": 1 << 51,
+	}
+	harmless := int64(discordgo.PermissionCreateInstantInvite) | discordgo.PermissionAddReactions | discordgo.PermissionViewChannel |
+		discordgo.PermissionSendMessages | discordgo.PermissionReadMessageHistory | discordgo.PermissionVoiceConnect |
+		discordgo.PermissionVoiceSpeak | discordgo.PermissionChangeNickname | discordgo.PermissionCreatePrivateThreads |
+		discordgo.PermissionCreateGuildExpressions | discordgo.PermissionCreateEvents | discordgo.PermissionSendPolls |
+		discordgo.PermissionUseExternalApps | 1<<48 | 1<<52 | 1<<53 // 53: not in Discord's table yet
+	snap := func(perms int64) *guildroles.Snapshot {
+		return &guildroles.Snapshot{GuildID: "g", OwnerID: "owner", BotRoles: []string{"bot"}, Roles: map[string]*discordgo.Role{
+			"bot": {ID: "bot", Position: 5, Managed: true}, "r": {ID: "r", Name: "Role", Position: 1, Permissions: perms}}}
+	}
+	for name, bit := range dangerous {
+		why := snap(bit).Check("r", "", nil, false)
+		if why == nil || why.Key != "dangerous" || why.Perm != name {
+			t.Errorf("a role with %s: %+v, want refused as dangerous naming it", name, why)
+		}
+		if why := snap(bit).Check("r", "", nil, true); why != nil {
+			t.Errorf("a role with %s once the owner allowed it: %+v", name, why)
+		}
+	}
+	if why := snap(harmless).Check("r", "", nil, false); why != nil {
+		t.Errorf("a role with everyday permissions: %+v", why)
+	}
+	if why := snap(discordgo.PermissionAll).Check("r", "", nil, false); why == nil || why.Perm != "Administrator" {
+		t.Errorf("a role with every permission: %+v, want Administrator named", why)
+	}
+}
+
+// A member's record is shared the same way: concurrent reads within the
+// window make one request, Forget of their guild drops it too, and a
+// member who left comes back as Discord's 404.
+func TestMemberReads(t *testing.T) {
+	t.Parallel()
+	s, g, r := reader(t, time.Minute)
+	alice := g.Member("alice")
+	memberReads := func() int {
+		n := 0
+		for _, req := range s.Requests() {
+			if req.Method == http.MethodGet && req.Path == "/guilds/"+g.ID+"/members/"+alice {
+				n++
+			}
+		}
+		return n
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			m, err := r.Member(t.Context(), g.ID, alice)
+			if err != nil || len(m.Roles) != 1 || m.Roles[0] != g.Role("Moderator") {
+				t.Errorf("alice = %+v, %v", m, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := memberReads(); n != 1 {
+		t.Errorf("%d reads of alice within the window, want 1", n)
+	}
+	r.Forget(g.ID)
+	if _, err := r.Member(t.Context(), g.ID, alice); err != nil {
+		t.Fatal(err)
+	}
+	if n := memberReads(); n != 2 {
+		t.Errorf("%d reads of alice after Forget, want 2", n)
+	}
+	if _, err := r.Member(t.Context(), g.ID, "1"); err == nil {
+		t.Error("a member who is not in the guild: no error")
 	}
 }

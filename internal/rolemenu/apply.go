@@ -280,7 +280,23 @@ func (w *applyWorker) left(ctx context.Context, guildID, userID string, p *plan)
 	return todo, nil
 }
 
-// check drops every change the fresh data forbids, noting why.
+// check drops every change the fresh data forbids, noting why. A menu's
+// role is checked twice:
+//   - when an admin adds it to the menu (configWorker.addOption), fully:
+//     also below the admin's own highest role (the owner outranks all);
+//   - at every click, here, with data no older than guildroles' window:
+//     the role exists, is not @everyone or managed, sits below herald's
+//     highest role, and has no dangerous permission unless the server
+//     owner allowed them (/rolemenu set dangerous-roles, read fresh). The
+//     click job checked the menu, the option, the pick count and the
+//     required and blocked roles before.
+//
+// The rank of the admin who added the role is not checked at clicks: a
+// menu is the server's configuration, not that admin's act, so it keeps
+// working when they are demoted or leave, and changing what it offers is
+// up to the admins there now (/rolemenu option remove). What a click
+// could hurt is bounded by herald's rank and the dangerous permissions,
+// both checked every time.
 func (p *plan) check(g *guildRoles) {
 	keep := func(roles []string) []string {
 		out := roles[:0]

@@ -6,7 +6,8 @@ import (
 
 // guildRoles is what the checks read: a snapshot of the guild's roles,
 // its owner and the bot's roles, and whether the owner allowed
-// dangerous roles.
+// dangerous roles in this server's menus (one switch for all of them;
+// /roles bulk asks the owner per action instead).
 type guildRoles struct {
 	*guildroles.Snapshot
 	allowDangerous bool

@@ -8,6 +8,7 @@ package roles
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/interaction"
@@ -37,12 +39,15 @@ const (
 	kindRemove = "roles_remove"
 )
 
-// params is what an action was started with: the admin's roles are
-// checked against the role again when the members are listed.
+// params is what an action was started with. AllowDangerous is the
+// server owner's consent to hand out a role with dangerous permissions
+// in this one action (role menus ask it once per server, with
+// /rolemenu set dangerous-roles; a bulk action is one deliberate act, so
+// it asks the act).
 type params struct {
-	RoleID     string   `json:"role_id"`
-	WithRoleID string   `json:"with_role_id"`
-	ActorRoles []string `json:"actor_roles"`
+	RoleID         string `json:"role_id"`
+	WithRoleID     string `json:"with_role_id"`
+	AllowDangerous bool   `json:"allow_dangerous,omitempty"`
 }
 
 type deps struct {
@@ -76,32 +81,74 @@ func start(b *bulk.Actions, members bool, kind, title string) interaction.Handle
 		}
 		o := in.Options()
 		p := params{RoleID: o.String("role"), WithRoleID: o.String("members-with")}
-		if in.Member != nil {
-			p.ActorRoles = in.Member.Roles
-		}
+		p.AllowDangerous, _ = o.Bool("allow-dangerous")
 		vars := map[string]any{"Role": "<@&" + p.RoleID + ">", "With": "<@&" + p.WithRoleID + ">"}
 		return b.Start(ctx, in, kind, title, vars, p)
 	}
 }
 
+// check says whether the action may still hand out (or take away) its
+// role, as the action's language words it ("" when it may). It runs when
+// the members are listed and again before every member's change, with
+// data no older than guildroles' window — a run can last hours: the role
+// must still exist, not be managed, sit below herald's highest role and
+// below the highest role the admin who started the action has now (a
+// demoted admin's action stops; the owner outranks every role), and
+// carry no dangerous permission unless the owner started the action
+// with allow-dangerous. Taking a dangerous role away is held to the same
+// rule, as menus hold it: stripping @Moderators from every moderator
+// hurts a server too. A change Discord would refuse is thus never sent,
+// and the invalid requests Discord counts against herald are not spent.
+func (d *deps) check(ctx context.Context, a bulk.Action, p params) (string, error) {
+	snap, err := d.roles.Get(ctx, a.GuildID)
+	if err != nil {
+		return "", err
+	}
+	if p.AllowDangerous && a.StartedBy != snap.OwnerID {
+		return a.Localizer.T("roles.bulk.owner_only", nil), nil
+	}
+	var actorRoles []string
+	if a.StartedBy != snap.OwnerID {
+		m, err := d.roles.Member(ctx, a.GuildID, a.StartedBy)
+		var api *transport.APIError
+		switch {
+		case errors.As(err, &api) && api.Class() == transport.NotFound: // they left: no role is below them
+		case err != nil:
+			return "", err
+		default:
+			actorRoles = m.Roles
+		}
+	}
+	why := snap.Check(p.RoleID, a.StartedBy, actorRoles, p.AllowDangerous)
+	switch {
+	case why == nil:
+		return "", nil
+	case why.Key == "dangerous":
+		return a.Localizer.T("roles.bulk.dangerous", map[string]any{"Role": "**" + why.Role + "**", "Perm": why.Perm}), nil
+	case why.Key == "above_you": // the progress message speaks to the channel, not to the admin
+		return a.Localizer.T("roles.bulk.above_starter", map[string]any{"Role": "**" + why.Role + "**", "User": "<@" + a.StartedBy + ">"}), nil
+	}
+	return why.Text(a.Localizer), nil
+}
+
 // planner lists the members who have the members-with role and lack
-// (add) or have (remove) the role, after checking herald and the admin
-// may hand the role out.
+// (add) or have (remove) the role, after checking the action may go on.
 func (d *deps) planner(add bool) func(ctx context.Context, a bulk.Action) ([]bulk.Task, error) {
 	return func(ctx context.Context, a bulk.Action) ([]bulk.Task, error) {
 		var p params
 		if err := json.Unmarshal(a.Params, &p); err != nil {
 			return nil, &bulk.Refused{Text: a.Localizer.T("interaction.failed", nil)}
 		}
-		snap, err := d.roles.Get(ctx, a.GuildID)
+		why, err := d.check(ctx, a, p)
 		if err != nil {
 			return nil, err
 		}
-		// An admin acting deliberately may hand out any role below their
-		// own, as Discord itself allows; only self-service menus guard
-		// dangerous ones.
-		if why := snap.Check(p.RoleID, a.StartedBy, p.ActorRoles, true); why != nil {
-			return nil, &bulk.Refused{Text: why.Text(a.Localizer)}
+		if why != "" {
+			return nil, &bulk.Refused{Text: why}
+		}
+		snap, err := d.roles.Get(ctx, a.GuildID)
+		if err != nil {
+			return nil, err
 		}
 		if snap.Roles[p.WithRoleID] == nil {
 			return nil, &bulk.Refused{Text: a.Localizer.T("role.refused.deleted", map[string]any{"Role": "<@&" + p.WithRoleID + ">"})}
@@ -123,12 +170,20 @@ func (d *deps) planner(add bool) func(ctx context.Context, a bulk.Action) ([]bul
 	}
 }
 
-// doer changes one member's role; the audit log names who asked.
+// doer checks the action may still go on, then changes one member's
+// role; the audit log names who asked.
 func (d *deps) doer(add bool) func(ctx context.Context, a bulk.Action, t bulk.Task) error {
 	return func(ctx context.Context, a bulk.Action, t bulk.Task) error {
 		var p params
 		if err := json.Unmarshal(a.Params, &p); err != nil {
 			return fmt.Errorf("roles: params: %w", err)
+		}
+		why, err := d.check(ctx, a, p)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return &bulk.Refused{Text: why}
 		}
 		reason := fmt.Sprintf("bulk action %d by %s", a.ID, a.StartedBy)
 		if add {

@@ -22,15 +22,17 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const memberRoleRoute = "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}"
 
 // fixture: n members with Blue (and with the roles given), an admin who
-// may manage roles, Red (below the bot and the admin) to hand out and
-// Boss above the bot.
+// may manage roles, Red (below the bot and the admin) to hand out, Boss
+// above the bot, and Helpers, which may manage threads (dangerous: it
+// reads every private thread).
 func fixture(n int, roles ...string) sim.Fixture {
 	f := sim.DefaultFixture()
 	f.Roles = append(f.Roles,
 		sim.FixtureRole{Name: "Admins", Permissions: strconv.FormatInt(discordgo.PermissionManageRoles, 10), Position: 9},
 		sim.FixtureRole{Name: "Red", Permissions: "0", Position: 6},
 		sim.FixtureRole{Name: "Blue", Permissions: "0", Position: 7},
-		sim.FixtureRole{Name: "Boss", Permissions: "0", Position: 12})
+		sim.FixtureRole{Name: "Boss", Permissions: "0", Position: 12},
+		sim.FixtureRole{Name: "Helpers", Permissions: strconv.FormatInt(discordgo.PermissionManageThreads, 10), Position: 5})
 	f.BotRole = &sim.FixtureRole{Name: "herald", Position: 8}
 	f.Members = append(f.Members, sim.FixtureMember{Username: "admin", Roles: []string{"Admins"}})
 	for i := range n {
@@ -207,5 +209,104 @@ func TestBulkNeedsServerMembers(t *testing.T) {
 	h.DB.QueryRow(t.Context(), "SELECT count(*) FROM bulk_actions").Scan(&actions)
 	if actions != 0 || withRole(h, "Red") != 0 {
 		t.Fatalf("%d actions started, %d members given the role", actions, withRole(h, "Red"))
+	}
+}
+
+// finalMessage waits for a progress message headed by title that
+// contains end, among all of them (several actions may share a title).
+func finalMessage(t *testing.T, h *heraldtest.Herald, title, end string) string {
+	t.Helper()
+	var found string
+	h.Eventually("a progress message of "+title+" with "+end, func() bool {
+		for _, m := range h.Messages(h.Channel("general")) {
+			if strings.HasPrefix(m.Content, "**"+title+"**") && strings.Contains(m.Content, end) {
+				found = m.Content
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// A role with a dangerous permission (Helpers may manage threads, so it
+// reads every private ticket thread) is handed out in bulk only when the
+// server owner starts the action with allow-dangerous; an admin asking
+// for it is refused, and nothing is changed until the owner does.
+func TestBulkDangerousNeedsOwner(t *testing.T) {
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture(3)))
+	title := "Add <@&" + h.Role("Helpers") + "> to every member with <@&" + h.Role("Blue") + ">"
+	opts := heraldtest.Opts{"role": h.Role("Helpers"), "members-with": h.Role("Blue")}
+	h.As("admin").Command("general", "/roles/bulk/add", opts).Ack()
+	finalMessage(t, h, title, "Nothing was done: **Helpers** has the dangerous permission **Manage Threads**; only the server owner can give or take it in bulk")
+	opts["allow-dangerous"] = true
+	h.As("admin").Command("general", "/roles/bulk/add", opts).Ack()
+	finalMessage(t, h, title, "Nothing was done: only the server owner may start an action with `allow-dangerous`.")
+	if n := roleCalls(h); n != 0 {
+		t.Fatalf("%d role changes sent before the owner allowed it", n)
+	}
+	h.As("owner").Command("general", "/roles/bulk/add", opts).Ack()
+	finalMessage(t, h, title, "**Finished: 3 of 3 done.**")
+	if n := withRole(h, "Helpers"); n != 3 {
+		t.Errorf("%d members have Helpers, want 3", n)
+	}
+}
+
+// A run lasts as long as Discord's member-role limit makes it, so the
+// role is checked again before every member's change, with data no older
+// than a few seconds: when the role gains a dangerous permission, moves
+// above herald, or the admin who started the action loses the rank to
+// hand it out, the members not done yet fail with the reason, and no
+// change Discord would refuse is sent (each refusal counts against
+// herald's invalid-request budget).
+func TestBulkRechecksEveryTask(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(h *heraldtest.Herald)
+		reason func(h *heraldtest.Herald) string
+	}{
+		{"role turns dangerous", func(h *heraldtest.Herald) {
+			// An admin gives Red Manage Messages in Server Settings.
+			perms := strconv.FormatInt(discordgo.PermissionManageMessages, 10)
+			if res := h.Sim.Do(http.MethodPatch, "/guilds/"+h.Guild.ID+"/roles/"+h.Role("Red"), map[string]string{"permissions": perms}); res.Status != http.StatusOK {
+				t.Fatalf("edit Red: %d %s", res.Status, res.Body)
+			}
+		}, func(*heraldtest.Herald) string { return "**Red** has the dangerous permission **Manage Messages**" }},
+		{"role moved above herald", func(h *heraldtest.Herald) {
+			h.Sim.MoveRole(h.Guild.ID, h.Role("Red"), 9)
+		}, func(*heraldtest.Herald) string { return "**Red** is at or above herald's highest role" }},
+		{"admin demoted", func(h *heraldtest.Herald) {
+			h.Sim.SetMemberRole(h.Guild.ID, h.Member("admin"), h.Role("Admins"), false)
+		}, func(h *heraldtest.Herald) string {
+			return "**Red** is at or above the highest role of <@" + h.Member("admin") + ">, who started this action."
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := heraldtest.New(t, heraldtest.WithFixture(fixture(6)))
+			// One change per 3 s: the second member's change waits longer
+			// than a job holds its worker (work.MaxHold), so the runner
+			// snoozes, and the change is made after it.
+			if err := h.Sim.Server.SetLimits(sim.LimitChange{Route: memberRoleRoute, Limit: 1, WindowMS: 3000}); err != nil {
+				t.Fatal(err)
+			}
+			h.As("admin").Command("general", "/roles/bulk/add", heraldtest.Opts{"role": h.Role("Red"), "members-with": h.Role("Blue")}).Ack()
+			h.Eventually("the first member to get Red", func() bool { return withRole(h, "Red") > 0 })
+			tc.change(h)
+			title := "Add <@&" + h.Role("Red") + "> to every member with <@&" + h.Role("Blue") + ">"
+			final := finalMessage(t, h, title, "**Finished:")
+			t.Logf("the progress message at the end:\n%s", final)
+			if !strings.Contains(final, "**Finished: 1 of 6 done, 5 failed.**") || !strings.Contains(final, "❌ Failed — "+tc.reason(h)) {
+				t.Fatalf("want the 5 members left failed with %q:\n%s", tc.reason(h), final)
+			}
+			if n := withRole(h, "Red"); n != 1 || roleCalls(h) != 1 {
+				t.Errorf("%d members have Red, %d changes sent; want the first only", n, roleCalls(h))
+			}
+			for _, r := range h.Sim.Server.Requests() {
+				if r.Method+" "+r.Route == memberRoleRoute && r.Status != http.StatusNoContent {
+					t.Errorf("a role change Discord refused: %d", r.Status)
+				}
+			}
+		})
 	}
 }
