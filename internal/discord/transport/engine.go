@@ -73,9 +73,16 @@ type Config struct {
 	BreakerThreshold int
 	BreakerReset     time.Duration
 	// InvalidLimit is the most invalid requests (401, 403, non-shared 429)
-	// allowed in 10 minutes; at it the engine refuses to send. Discord's
-	// edge bans at 10,000; the default 9,000 keeps a margin.
-	InvalidLimit int
+	// the bot's own calls may cause in 10 minutes; at it the engine
+	// refuses to send them (default 7,000). InteractionInvalidLimit is the
+	// same for calls on interaction tokens (default 1,000), and
+	// WebhookInvalidLimit for calls on webhook tokens — the webhook
+	// proxy's callers' (default 1,000). Discord's edge bans at 10,000 for
+	// all together; the defaults keep a margin, and one kind spending its
+	// budget never stops the others (budgets.go).
+	InvalidLimit            int
+	InteractionInvalidLimit int
+	WebhookInvalidLimit     int
 	// EdgeBlockWait is how long every request waits when Discord's edge
 	// (Cloudflare) blocks the bot without saying for how long: a
 	// header-less 429 with no usable retry_after or Retry-After, a 403 with
@@ -129,7 +136,9 @@ func (c *Config) defaults() {
 	defInt(&c.MaxQueueDepth, 1000)
 	defInt(&c.BreakerThreshold, 10)
 	def(&c.BreakerReset, 30*time.Second)
-	defInt(&c.InvalidLimit, 9000)
+	defInt(&c.InvalidLimit, 7000)
+	defInt(&c.InteractionInvalidLimit, 1000)
+	defInt(&c.WebhookInvalidLimit, 1000)
 	def(&c.EdgeBlockWait, invalidWindow)
 	def(&c.AgingStep, 2*time.Second)
 	def(&c.IdleBucket, time.Minute)
@@ -169,7 +178,7 @@ type Engine struct {
 	unauthorizedSince  time.Time
 	unauthorizedReason string
 	deadWebhooks       map[string]bool
-	invalid            *invalidCounter
+	invalid            invalidBudgets
 	lastPrune          time.Time
 	seq                uint64
 	rng                *rand.Rand
@@ -189,7 +198,7 @@ func New(cfg Config) *Engine {
 		claiming:      map[*bucket]bool{},
 		sleeping:      map[*bucket]time.Time{},
 		deadWebhooks:  map[string]bool{},
-		invalid:       newInvalidCounter(invalidWindow),
+		invalid:       newInvalidBudgets(cfg),
 		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	e.metrics = newMetrics(e, cfg.Registerer)
@@ -215,7 +224,7 @@ func (e *Engine) Do(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	route := ParseRoute(req.Method, apiPrefix.ReplaceAllString(req.URL.Path, ""), e.cfg.ApplicationID)
+	route := ParseRoute(req.Method, apiPrefix.ReplaceAllString(req.URL.EscapedPath(), ""), e.cfg.ApplicationID)
 	it := &item{
 		ctx:        ctx,
 		req:        req,
@@ -306,13 +315,6 @@ func (e *Engine) admit(it *item, now time.Time) error {
 	b.signal()
 	b.lastUsed = now
 	e.startWorker(b)
-	return nil
-}
-
-func (e *Engine) checkInvalidBudget(now time.Time) error {
-	if n, leaves := e.invalid.count(now); n >= e.cfg.InvalidLimit {
-		return &InvalidBudgetError{Count: n, Limit: e.cfg.InvalidLimit, RetryAfter: leaves}
-	}
 	return nil
 }
 

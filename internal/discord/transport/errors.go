@@ -242,13 +242,14 @@ func (e *CircuitOpenError) Error() string {
 // Cloudflare blocks the bot's IP; the transport refuses until the window
 // slides.
 type InvalidBudgetError struct {
+	Budget     string // bot, interactions or webhooks
 	Count      int
 	Limit      int
 	RetryAfter time.Duration
 }
 
 func (e *InvalidBudgetError) Error() string {
-	return fmt.Sprintf("discord: %d invalid requests in 10 minutes (budget %d): refusing to send for %s", e.Count, e.Limit, e.RetryAfter)
+	return fmt.Sprintf("discord: %d invalid requests of %s calls in 10 minutes (budget %d): refusing them for %s", e.Count, e.Budget, e.Limit, e.RetryAfter)
 }
 
 // CancelledError is returned to queued requests dropped by CancelAll.

@@ -374,7 +374,46 @@ func TestInvalidWebhookTokenIsNotABadBotToken(t *testing.T) {
 	if n := len(d.requests()); n != 2 {
 		t.Errorf("the condemned webhook was called again: %d requests", n)
 	}
-	if s := e.Snapshot(); s.Unauthorized || s.InvalidRequests != 1 {
-		t.Errorf("snapshot = unauthorized %v, invalid %d", s.Unauthorized, s.InvalidRequests)
+	if s := e.Snapshot(); s.Unauthorized || s.InvalidRequests != 0 || s.InvalidBudgets[budgetWebhooks].Count != 1 {
+		t.Errorf("snapshot = unauthorized %v, invalid %d (bot), budgets %+v", s.Unauthorized, s.InvalidRequests, s.InvalidBudgets)
+	}
+}
+
+// Webhook calls with tokens a proxy caller supplied spend a budget of
+// their own: a flood of bad tokens stops webhook calls once it is spent,
+// while the bot's own calls and interaction answers go on, and the bot's
+// budget stays untouched.
+func TestBadWebhookTokensSpendOnlyTheirBudget(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		if strings.HasPrefix(r.URL.Path, "/api/v10/webhooks/44/") {
+			return reply{status: 401, body: `{"message":"Invalid Webhook Token","code":50027}`}
+		}
+		return ok()
+	})
+	e := d.engine(Config{WebhookInvalidLimit: 5})
+	for i := range 8 {
+		finished(t, d.send(t.Context(), e, "POST", "/webhooks/44/bad-"+itoa(i)))
+	}
+	sent := 0
+	for _, r := range d.requests() {
+		if strings.HasPrefix(r.path, "/api/v10/webhooks/44/") {
+			sent++
+		}
+	}
+	if sent != 5 {
+		t.Fatalf("%d bad-token calls reached Discord, want the budget's 5", sent)
+	}
+	var ib *InvalidBudgetError
+	if c := finished(t, d.send(t.Context(), e, "POST", "/webhooks/45/good")); !errors.As(c.err, &ib) || ib.Budget != "webhooks" {
+		t.Fatalf("a webhook call past the budget: %v", c.err)
+	}
+	for _, path := range []string{"/channels/1/messages", "/interactions/9/itok/callback", "/webhooks/900/itok"} {
+		if c := finished(t, d.send(t.Context(), e, "POST", path)); c.err != nil {
+			t.Fatalf("%s stopped by webhook tokens' 401s: %v", path, c.err)
+		}
+	}
+	if h := e.Health(); h.InvalidRequests != 0 || h.Err() != nil {
+		t.Fatalf("the bot's budget: %d, health %v", h.InvalidRequests, h.Err())
 	}
 }

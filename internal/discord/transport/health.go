@@ -28,10 +28,12 @@ type Health struct {
 	GlobalGateUntil time.Time
 	// OpenCircuits are the buckets whose breaker is open or half-open.
 	OpenCircuits []OpenCircuit
-	// InvalidRequests (401, 403, non-shared 429) in the last 10 minutes,
-	// against InvalidLimit, at which the engine stops sending.
+	// InvalidRequests (401, 403, non-shared 429) the bot's own calls
+	// caused in the last 10 minutes, against InvalidLimit, at which the
+	// engine stops sending them; InvalidBudgets has every budget.
 	InvalidRequests int
 	InvalidLimit    int
+	InvalidBudgets  []InvalidBudget
 	// DeadWebhooks is how many webhooks (or tokens of one) Discord said
 	// are gone.
 	DeadWebhooks int
@@ -67,12 +69,13 @@ func (e *Engine) Health() Health {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.clock.Now()
-	invalid, _ := e.invalid.count(now)
+	budgets := e.invalid.counts(now)
 	h := Health{
 		Time:         now,
 		Unauthorized: e.unauthorized, UnauthorizedSince: e.unauthorizedSince, UnauthorizedReason: e.unauthorizedReason,
 		EdgeBlockedUntil: e.edgeUntil, EdgeBlockedReason: e.edgeReason, GlobalGateUntil: e.gateUntil,
-		InvalidRequests: invalid, InvalidLimit: e.cfg.InvalidLimit, DeadWebhooks: len(e.deadWebhooks),
+		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
+		DeadWebhooks: len(e.deadWebhooks),
 	}
 	for _, b := range e.buckets {
 		if b.breaker != breakerClosed {

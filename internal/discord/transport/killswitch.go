@@ -20,7 +20,7 @@ const (
 func (e *Engine) rejected(b *bucket, it *item, api *APIError, now time.Time) {
 	r := it.route
 	if api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden {
-		e.invalid.add(now) // Discord's invalid-request count includes both
+		e.invalid.add(r, now) // Discord's invalid-request count includes both
 	}
 	if api.Class() == Blocked {
 		api.RetryAfter = e.cfg.EdgeBlockWait

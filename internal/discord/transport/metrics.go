@@ -49,9 +49,8 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 			}
 			return float64(n)
 		}),
-		gauge("herald_discord_invalid_requests", "Invalid requests (401, 403, non-shared 429) in the last 10 minutes.", func(s Snapshot) float64 {
-			return float64(s.InvalidRequests)
-		}),
+		invalidGauge{e: e, desc: prometheus.NewDesc("herald_discord_invalid_requests",
+			"Invalid requests (401, 403, non-shared 429) in the last 10 minutes, by budget (bot, interactions, webhooks).", []string{"budget"}, nil)},
 		gauge("herald_discord_global_gate_closed", "1 while a global or edge 429 holds all requests.", func(s Snapshot) float64 {
 			if s.GlobalGateUntil.After(s.Time) || s.EdgeBlockedUntil.After(s.Time) {
 				return 1
@@ -73,6 +72,20 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 
 func (m *metrics) outcome(r Route, reason string) { m.outcomes.WithLabelValues(r.Key(), reason).Inc() }
 
+// invalidGauge exports each invalid-request budget's count.
+type invalidGauge struct {
+	e    *Engine
+	desc *prometheus.Desc
+}
+
+func (g invalidGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+func (g invalidGauge) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range g.e.Snapshot().InvalidBudgets {
+		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(b.Count), b.Name)
+	}
+}
+
 // Snapshot is the engine's state at one moment, for diagnostics
 // (/debug/transport) and the admin status view.
 type Snapshot struct {
@@ -84,8 +97,9 @@ type Snapshot struct {
 	GlobalWaiters    int              `json:"global_waiters"`
 	EdgeBlockedUntil time.Time        `json:"edge_blocked_until,omitzero"` // set when Discord's edge blocked the bot
 	Unauthorized     bool             `json:"unauthorized"`
-	InvalidRequests  int              `json:"invalid_requests"`
+	InvalidRequests  int              `json:"invalid_requests"` // the bot's own budget
 	InvalidLimit     int              `json:"invalid_limit"`
+	InvalidBudgets   []InvalidBudget  `json:"invalid_budgets"`
 	DeadWebhooks     int              `json:"dead_webhooks"`
 	Buckets          []BucketSnapshot `json:"buckets"`
 }
@@ -115,11 +129,12 @@ func (e *Engine) Snapshot() Snapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.clock.Now()
-	invalid, _ := e.invalid.count(now)
+	budgets := e.invalid.counts(now)
 	s := Snapshot{
 		Time: now, GlobalLimit: e.cfg.GlobalLimit, GlobalInWindow: e.global.count(now),
 		GlobalGateUntil: e.gateUntil, GlobalWaiters: len(e.globalWaiters), EdgeBlockedUntil: e.edgeUntil, Unauthorized: e.unauthorized,
-		InvalidRequests: invalid, InvalidLimit: e.cfg.InvalidLimit, DeadWebhooks: len(e.deadWebhooks),
+		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
+		DeadWebhooks: len(e.deadWebhooks),
 	}
 	for _, b := range e.buckets {
 		rl := make(map[string]int64, len(b.rateLimited))

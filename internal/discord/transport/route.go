@@ -35,10 +35,12 @@ func (r Route) TokenAuth() bool {
 }
 
 // ParseRoute derives the route from a REST path below the API version
-// prefix ("/channels/1/messages/2"). appID tells an application's own
+// prefix ("/channels/1/messages/2"), as sent on the wire: an escaped
+// slash stays inside its segment. appID tells an application's own
 // webhook (interaction follow-ups, exempt from the global limit) from an
-// ordinary one. Ids and tokens become template parameters, so the number of
-// route keys stays bounded however many ids pass through.
+// ordinary one. Ids, tokens and any word Discord's paths do not have
+// become template parameters, so the number of route keys stays bounded
+// whatever passes through.
 func ParseRoute(method, path, appID string) Route {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	r := Route{Method: method}
@@ -77,8 +79,10 @@ func ParseRoute(method, path, appID string) Route {
 			tpl[i] = "{emoji}"
 		case isID(s):
 			tpl[i] = "{" + paramName(prev) + "}"
-		default:
+		case knownSegments[s]:
 			tpl[i] = s
+		default:
+			tpl[i] = "{segment}"
 		}
 	}
 	r.Template = "/" + strings.Join(tpl, "/")

@@ -1,6 +1,11 @@
 package transport
 
-import "testing"
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
 
 func TestParseRoute(t *testing.T) {
 	t.Parallel()
@@ -55,6 +60,54 @@ func TestRouteTokenAuth(t *testing.T) {
 	} {
 		if got := ParseRoute("POST", path, "900").TokenAuth(); got != want {
 			t.Errorf("%s: TokenAuth = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// A proxy caller chooses the path: no text of it may reach a route key
+// (bucket names, metric labels, log fields). An encoded slash stays inside
+// its segment, as Discord reads the path, and a word Discord's paths do
+// not have becomes a parameter.
+func TestParseRouteTakesNoPathText(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]string{
+		"/webhooks/44/tok%2FINJECTED_label":       "POST /webhooks/{webhook_id}/{webhook_token}",
+		"/webhooks/44/tok/INJECTED_label":         "POST /webhooks/{webhook_id}/{webhook_token}/{segment}",
+		"/channels/1/messages/INJECTED":           "POST /channels/{channel_id}/messages/{segment}",
+		"/channels/1/%3Cscript%3E":                "POST /channels/{channel_id}/{segment}",
+		"/INJECTED/label":                         "POST /{segment}/{segment}",
+		"/webhooks/44/tok/messages/@original%2Fx": "POST /webhooks/{webhook_id}/{webhook_token}/messages/{segment}",
+	} {
+		if got := ParseRoute("POST", path, "1").Key(); got != want {
+			t.Errorf("%s → %q, want %q", path, got, want)
+		}
+	}
+}
+
+// Every word of Discord's REST paths is known, so no route of Discord's
+// loses its name (checked against the OpenAPI spec when
+// HERALD_DISCORD_SPEC names it).
+func TestKnownSegmentsCoverDiscordsPaths(t *testing.T) {
+	t.Parallel()
+	file := os.Getenv("HERALD_DISCORD_SPEC")
+	if file == "" {
+		t.Skip("HERALD_DISCORD_SPEC is not set")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for p := range doc.Paths {
+		for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
+			if !strings.HasPrefix(seg, "{") && !knownSegments[seg] {
+				t.Errorf("%s: %q is not a known segment", p, seg)
+			}
 		}
 	}
 }

@@ -137,7 +137,7 @@ func (e *Engine) refuse(it *item, now time.Time) error {
 		return &APIError{Route: it.route.Key(), Status: http.StatusNotFound, Code: 10015,
 			Message: "Unknown Webhook (Discord said earlier that this webhook is gone; it is not used again)"}
 	}
-	return e.checkInvalidBudget(now)
+	return e.invalid.check(it.route, now)
 }
 
 // send makes one attempt. wrote reports whether the request may have
@@ -271,7 +271,7 @@ func (e *Engine) rateLimited(own, b *bucket, it *item, resp *http.Response, body
 	b.rateLimited[t.scope]++
 	e.metrics.rateLimited.WithLabelValues(it.route.Key(), t.scope).Inc()
 	if t.scope != "shared" {
-		e.invalid.add(now)
+		e.invalid.add(it.route, now)
 	}
 	switch t.scope {
 	case "global":
