@@ -23,17 +23,20 @@ import (
 // delivery waiting when a writer starts goes into one transaction and
 // one COMMIT — one WAL flush for all of them — so the cost per accepted
 // request falls as the load rises, while a lone request is written at
-// once. No caller is answered before its own row is committed.
+// once. No caller is answered before its own row is committed. A group
+// is bounded in bodies' bytes too, so large posts do not make one
+// transaction that holds everyone else's past its deadline.
 const (
-	acceptMax     = 200             // deliveries in one transaction
-	acceptTimeout = 5 * time.Second // one transaction's deadline
-	acceptWriters = 2
+	acceptMax      = 200             // deliveries in one transaction
+	acceptMaxBytes = 16 << 20        // their bodies' bytes, past the first
+	acceptTimeout  = 5 * time.Second // one transaction's deadline
+	acceptWriters  = 2
 )
 
-// delivery is one request to accept.
+// delivery is one request to accept; fp is its token's fingerprint.
 type delivery struct {
-	target, webhookID, token, threadID, variant, event, service, contentType string
-	body                                                                     []byte
+	target, webhookID, token, fp, threadID, variant, event, service, contentType string
+	body                                                                         []byte
 }
 
 type acceptItem struct {
@@ -55,16 +58,15 @@ type acceptResult struct {
 
 // acceptor writes deliveries in groups.
 type acceptor struct {
-	db       *pgxpool.Pool
-	jobs     *work.Client // inserts only
-	batch    prometheus.Observer
-	maxDepth int
-	maxTotal int
-	queue    chan *acceptItem
+	db     *pgxpool.Pool
+	jobs   *work.Client // inserts only
+	batch  prometheus.Observer
+	quotas quotas
+	queue  chan *acceptItem
 }
 
-func newAcceptor(db *pgxpool.Pool, jobs *work.Client, batch prometheus.Observer, maxDepth, maxTotal int) *acceptor {
-	return &acceptor{db: db, jobs: jobs, batch: batch, maxDepth: maxDepth, maxTotal: maxTotal, queue: make(chan *acceptItem, 4*acceptMax)}
+func newAcceptor(db *pgxpool.Pool, jobs *work.Client, batch prometheus.Observer, q quotas) *acceptor {
+	return &acceptor{db: db, jobs: jobs, batch: batch, quotas: q, queue: make(chan *acceptItem, 4*acceptMax)}
 }
 
 // errStopped means the proxy is stopping and took nothing more.
@@ -97,14 +99,18 @@ func (a *acceptor) run(ctx context.Context) {
 	for range acceptWriters {
 		go func() {
 			defer func() { done <- struct{}{} }()
+			var next *acceptItem // taken from the queue past a full group
 			for {
-				select {
-				case <-ctx.Done():
-					return
-				case it := <-a.queue:
-					if items := a.gather(it); len(items) > 0 {
-						a.write(items)
+				if next == nil {
+					select {
+					case <-ctx.Done():
+						return
+					case next = <-a.queue:
 					}
+				}
+				var items []*acceptItem
+				if items, next = a.gather(next); len(items) > 0 {
+					a.write(items)
 				}
 			}
 		}()
@@ -122,38 +128,44 @@ func (a *acceptor) run(ctx context.Context) {
 	}
 }
 
-// gather takes first and the others waiting, up to acceptMax, skipping
-// those their callers withdrew.
-func (a *acceptor) gather(first *acceptItem) []*acceptItem {
-	var items []*acceptItem
+// gather takes first and the others waiting, up to acceptMax and
+// acceptMaxBytes, skipping those their callers withdrew. An item that
+// would pass the bytes is handed back to start the next group.
+func (a *acceptor) gather(first *acceptItem) (items []*acceptItem, next *acceptItem) {
+	var size int
 	take := func(it *acceptItem) {
 		if it.state.CompareAndSwap(itemQueued, itemTaken) {
 			items = append(items, it)
+			size += len(it.d.body)
 		}
 	}
 	take(first)
 	for len(items) < acceptMax {
 		select {
 		case it := <-a.queue:
+			if len(items) > 0 && size+len(it.d.body) > acceptMaxBytes {
+				return items, it
+			}
 			take(it)
 		default:
-			return items
+			return items, nil
 		}
 	}
-	return items
+	return items, nil
 }
 
-// write commits items in one transaction and answers each.
+// write commits items in one transaction and answers each. When the
+// group fails, each item is tried alone, so one caller's request that
+// cannot be stored never fails the others batched with it.
 func (a *acceptor) write(items []*acceptItem) {
 	a.batch.Observe(float64(len(items)))
-	ctx, cancel := context.WithTimeout(context.Background(), acceptTimeout)
-	defer cancel()
-	var results []acceptResult
-	err := pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
-		var err error
-		results, err = a.writeTx(ctx, tx, items)
-		return err
-	})
+	results, err := a.commit(items)
+	if err != nil && len(items) > 1 {
+		for _, it := range items {
+			a.write([]*acceptItem{it})
+		}
+		return
+	}
 	for i, it := range items {
 		if err != nil {
 			it.done <- acceptResult{err: fmt.Errorf("webhookproxy: accept: %w", err)}
@@ -163,6 +175,18 @@ func (a *acceptor) write(items []*acceptItem) {
 	}
 }
 
+func (a *acceptor) commit(items []*acceptItem) ([]acceptResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), acceptTimeout)
+	defer cancel()
+	var results []acceptResult
+	err := pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
+		var err error
+		results, err = a.writeTx(ctx, tx, items)
+		return err
+	})
+	return results, err
+}
+
 // target is a queue's state as the accepting transaction locked it.
 type target struct {
 	depth int
@@ -170,22 +194,31 @@ type target struct {
 }
 
 func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]acceptResult, error) {
-	var names, hooks, threads []string
+	var names, hooks, threads, services []string
 	seen := map[string]bool{}
 	for _, it := range items {
-		if !seen[it.d.target] {
-			seen[it.d.target] = true
-			names, hooks, threads = append(names, it.d.target), append(hooks, it.d.webhookID), append(threads, it.d.threadID)
+		d := it.d
+		if !seen[d.target] {
+			seen[d.target] = true
+			names, hooks, threads = append(names, d.target), append(hooks, d.webhookID), append(threads, d.threadID)
+		}
+		if !seen["key:"+d.service] {
+			seen["key:"+d.service] = true
+			services = append(services, d.service)
 		}
 	}
-	hooksKnown, err := knownWebhooks(ctx, tx, hooks)
+	dead, err := deadWebhooks(ctx, tx, hooks)
 	if err != nil {
 		return nil, err
 	}
 	if err := ensureTargets(ctx, tx, names, hooks, threads); err != nil {
 		return nil, err
 	}
-	targets, total, err := lockTargets(ctx, tx, names)
+	targets, err := lockTargets(ctx, tx, names)
+	if err != nil {
+		return nil, err
+	}
+	u, err := readUsage(ctx, tx, services, hooks)
 	if err != nil {
 		return nil, err
 	}
@@ -194,19 +227,13 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 	var admittedAt []int
 	for i, it := range items {
 		t := targets[it.d.target]
-		k, isKnown := hooksKnown[it.d.webhookID]
 		switch {
-		case k.dead:
+		case dead[it.d.webhookID]:
 			results[i].err = execute.ErrUnknownWebhook
-		case isKnown && k.tokenFP != fingerprint(it.d.token):
-			// Refused here, as Discord would: sent on, a wrong token would
-			// get the webhook itself condemned by the REST engine.
-			results[i].err = execute.ErrInvalidToken
-		case t.depth >= a.maxDepth || total >= a.maxTotal:
+		case !a.quotas.admit(&u, it.d, t.depth > 0):
 			results[i].err = queueFull()
 		default:
 			t.depth++
-			total++
 			targets[it.d.target] = t
 			admitted, admittedAt = append(admitted, it), append(admittedAt, i)
 		}
@@ -238,25 +265,17 @@ func queueFull() *execute.Error {
 // what a target needs to deliver a few messages at Discord's webhook rate.
 const fullRetryAfter = 2 * time.Second
 
-// known is what earlier deliveries taught about a webhook: whether
-// Discord said it is gone, and the fingerprint of the token it took.
-type known struct {
-	dead    bool
-	tokenFP string
-}
-
-func knownWebhooks(ctx context.Context, tx pgx.Tx, hooks []string) (map[string]known, error) {
-	rows, err := tx.Query(ctx, `SELECT webhook_id, dead_at IS NOT NULL, token_fp FROM webhookproxy_webhooks WHERE webhook_id = ANY($1)`, hooks)
+// deadWebhooks are those of hooks Discord said are gone.
+func deadWebhooks(ctx context.Context, tx pgx.Tx, hooks []string) (map[string]bool, error) {
+	rows, err := tx.Query(ctx, `SELECT webhook_id FROM webhookproxy_webhooks WHERE webhook_id = ANY($1) AND dead_at IS NOT NULL`, hooks)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]known{}
-	var id string
-	var k known
-	_, err = pgx.ForEachRow(rows, []any{&id, &k.dead, &k.tokenFP}, func() error {
-		out[id] = k
-		return nil
-	})
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	out := map[string]bool{}
+	for _, id := range ids {
+		out[id] = true
+	}
 	return out, err
 }
 
@@ -268,13 +287,13 @@ func ensureTargets(ctx context.Context, tx pgx.Tx, names, hooks, threads []strin
 }
 
 // lockTargets locks the targets' rows, in name order so two writers never
-// deadlock, and sums every target's depth.
-func lockTargets(ctx context.Context, tx pgx.Tx, names []string) (map[string]target, int, error) {
+// deadlock.
+func lockTargets(ctx context.Context, tx pgx.Tx, names []string) (map[string]target, error) {
 	rows, err := tx.Query(ctx, `SELECT t.target, t.depth, j.state IS NOT NULL AND j.state NOT IN ('completed', 'cancelled', 'discarded')
 		FROM webhookproxy_targets t LEFT JOIN river_job j ON j.id = t.job_id
 		WHERE t.target = ANY($1) ORDER BY t.target FOR UPDATE OF t`, names)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	out := map[string]target{}
 	var name string
@@ -283,12 +302,7 @@ func lockTargets(ctx context.Context, tx pgx.Tx, names []string) (map[string]tar
 		out[name] = t
 		return nil
 	})
-	if err != nil {
-		return nil, 0, err
-	}
-	var total int
-	err = tx.QueryRow(ctx, `SELECT coalesce(sum(depth), 0) FROM webhookproxy_targets`).Scan(&total)
-	return out, total, err
+	return out, err
 }
 
 // insertDeliveries stores items with ids taken in their order, so a
@@ -308,7 +322,7 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]in
 	bodies := make([][]byte, 0, n)
 	for _, it := range items {
 		d := it.d
-		targets, hooks, tokens, fps = append(targets, d.target), append(hooks, d.webhookID), append(tokens, d.token), append(fps, fingerprint(d.token))
+		targets, hooks, tokens, fps = append(targets, d.target), append(hooks, d.webhookID), append(tokens, d.token), append(fps, d.fp)
 		threads, variants, events = append(threads, d.threadID), append(variants, d.variant), append(events, d.event)
 		services, types = append(services, d.service), append(types, d.contentType)
 		bodies = append(bodies, d.body)

@@ -23,7 +23,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batch"})
-	a := newAcceptor(db, jobs, batch, 15, 1000)
+	a := newAcceptor(db, jobs, batch, roomy(quotas{hookRows: 15}))
 	const n = 20
 	results := make([]chan acceptResult, n)
 	for i := range n {
@@ -60,7 +60,7 @@ func TestGroupCommit(t *testing.T) {
 		t.Errorf("%d transactions and %d drain jobs, want 1 and 2", txs, drains)
 	}
 
-	// Ten more for the first target: its bound (15) takes five.
+	// Ten more for the first webhook: its bound (15) takes five.
 	var full int
 	for range 10 {
 		_, err := a.accept(t.Context(), delivery{target: "1100000000000000001", webhookID: "1100000000000000001", token: "tok",
@@ -90,7 +90,7 @@ func TestWithdrawnRequestNotWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newAcceptor(db, jobs, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batch"}), 10, 10)
+	a := newAcceptor(db, jobs, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batch"}), roomy(quotas{}))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	d := delivery{target: "1", webhookID: "1", token: "t", contentType: "application/json", body: []byte(`{"content":"x"}`)}
@@ -114,4 +114,17 @@ func TestWithdrawnRequestNotWritten(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d withdrawn requests written", n)
 	}
+}
+
+// roomy is q with every bound it leaves at zero set far past any test's.
+func roomy(q quotas) quotas {
+	for _, f := range []*int64{&q.keyRows, &q.keyBytes, &q.hookRows, &q.hookBytes, &q.totalRows, &q.totalBytes} {
+		if *f == 0 {
+			*f = 1 << 40
+		}
+	}
+	if q.threads == 0 {
+		q.threads = 1000
+	}
+	return q
 }

@@ -191,12 +191,12 @@ func (p *proxy) replayDead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var n int
+	// Targets are locked before the deliveries change, as accepting does,
+	// so the usage counters the change updates are always locked after.
+	const replayable = deadWhere + ` AND body IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM webhookproxy_webhooks h WHERE h.webhook_id = d.webhook_id AND h.dead_at IS NOT NULL)`
 	err := pgx.BeginFunc(r.Context(), p.db, func(tx pgx.Tx) error {
-		rows, err := tx.Query(r.Context(), `UPDATE webhookproxy_deliveries d SET state = 'pending', attempts = 0, unknown = false,
-				reason = NULL, fail_status = NULL, finished_at = NULL, attempted_at = NULL
-			WHERE `+deadWhere+` AND body IS NOT NULL
-				AND NOT EXISTS (SELECT 1 FROM webhookproxy_webhooks h WHERE h.webhook_id = d.webhook_id AND h.dead_at IS NOT NULL)
-			RETURNING target`, id, hook)
+		rows, err := tx.Query(r.Context(), `SELECT DISTINCT target FROM webhookproxy_deliveries d WHERE `+replayable, id, hook)
 		if err != nil {
 			return err
 		}
@@ -204,14 +204,24 @@ func (p *proxy) replayDead(w http.ResponseWriter, r *http.Request) {
 		if err != nil || len(names) == 0 {
 			return err
 		}
-		n = len(names)
-		added := map[string]int{}
-		for _, t := range names {
-			added[t]++
-		}
-		locked, _, err := lockTargets(r.Context(), tx, names)
+		locked, err := lockTargets(r.Context(), tx, names)
 		if err != nil {
 			return err
+		}
+		rows, err = tx.Query(r.Context(), `UPDATE webhookproxy_deliveries d SET state = 'pending', attempts = 0, unknown = false,
+				reason = NULL, fail_status = NULL, finished_at = NULL, attempted_at = NULL
+			WHERE `+replayable+` RETURNING target`, id, hook)
+		if err != nil {
+			return err
+		}
+		replayed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		n = len(replayed)
+		added := map[string]int{}
+		for _, t := range replayed {
+			added[t]++
 		}
 		return startDrains(r.Context(), tx, p.accept.jobs, added, locked)
 	})

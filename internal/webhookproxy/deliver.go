@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -50,6 +51,10 @@ type drainer struct {
 	river.WorkerDefaults[drainArgs]
 	db      *pgxpool.Pool
 	discord *rest.Client
+	tokens  *verifier
+	// bodies bounds the large bodies held by drains at once; smaller
+	// ones come with the head of the queue.
+	bodies  *bytePool
 	metrics *metrics
 	waiters *waiters
 	log     *slog.Logger
@@ -60,12 +65,13 @@ type drainer struct {
 
 // pending is the head of a target's queue.
 type pending struct {
-	id                                                      int64
-	webhookID, token, threadID, variant, event, contentType string
-	body                                                    []byte
-	attempts                                                int
-	unknown, dead                                           bool
-	acceptedAt, attemptedAt                                 time.Time
+	id                                                               int64
+	webhookID, token, threadID, variant, event, contentType, service string
+	body                                                             []byte
+	size                                                             int64
+	attempts                                                         int
+	unknown, dead                                                    bool
+	acceptedAt, attemptedAt                                          time.Time
 }
 
 // Work delivers the target's deliveries one after another, oldest first.
@@ -74,7 +80,6 @@ type pending struct {
 func (w *drainer) Work(ctx context.Context, j *river.Job[drainArgs]) error {
 	target := j.Args.Target
 	stop := time.Now().Add(drainBudget)
-	placed := false
 	for {
 		if ctx.Err() != nil {
 			// Stopping: come back soon, in this or another process.
@@ -94,39 +99,65 @@ func (w *drainer) Work(ctx context.Context, j *river.Job[drainArgs]) error {
 		if time.Now().After(stop) {
 			return river.JobSnooze(0)
 		}
-		if wait, err := w.deliver(ctx, target, d); err != nil || wait > 0 {
-			if err != nil {
-				return err
-			}
-			return river.JobSnooze(wait)
+		wait, err := w.attempt(ctx, target, d)
+		if err != nil {
+			return err
 		}
-		if !placed {
-			placed = true
-			w.place(ctx, d)
+		if wait > 0 {
+			return river.JobSnooze(wait)
 		}
 	}
 }
 
-// place learns, once per webhook, which guild and channel it posts to:
-// callers do not say, and the webhook's own token reads it (GET Webhook
-// with Token needs no bot permission). Best effort: a failure is tried
-// again on the next run, and delivery never waits for it.
-func (w *drainer) place(ctx context.Context, d pending) {
-	var known bool
-	err := w.db.QueryRow(ctx, `SELECT guild_id IS NOT NULL FROM webhookproxy_webhooks WHERE webhook_id = $1`, d.webhookID).Scan(&known)
-	if err != nil || known {
-		return
+// bodyInline is the largest body the head of a queue brings along; a
+// larger one is read once the drains' byte pool holds room for it.
+const bodyInline = 1 << 20
+
+// attempt verifies d's token, holds its body, and delivers it.
+func (w *drainer) attempt(ctx context.Context, target string, d pending) (time.Duration, error) {
+	if wait, err := w.verify(ctx, target, d); err != nil || wait != 0 {
+		return wait, err
 	}
-	hook, err := w.discord.WebhookWithToken(ctx, d.webhookID, d.token)
-	if err != nil {
-		w.log.DebugContext(ctx, "webhook's guild not learned", "webhook", d.webhookID, "err", err)
-		return
+	if d.size > bodyInline {
+		if !w.bodies.take(d.size) {
+			return time.Second, w.wait(ctx, target, d, time.Second, "memory", false)
+		}
+		defer w.bodies.give(d.size)
+		if err := w.db.QueryRow(ctx, `SELECT body FROM webhookproxy_deliveries WHERE id = $1`, d.id).Scan(&d.body); err != nil {
+			return 0, fmt.Errorf("webhookproxy: read body: %w", err)
+		}
 	}
-	if _, err := w.db.Exec(ctx, `UPDATE webhookproxy_webhooks SET guild_id = $2, channel_id = $3 WHERE webhook_id = $1`,
-		d.webhookID, hook.GuildID, hook.ChannelID); err != nil {
-		w.log.DebugContext(ctx, "webhook's guild not recorded", "webhook", d.webhookID, "err", err)
-	}
+	return w.deliver(ctx, target, d)
 }
+
+// verify asks Discord once about a token no caller's request verified
+// (it was down when the request came): a bad one is dead-lettered
+// without a send; while it cannot be asked, the target waits. A negative
+// wait means d was finished here.
+func (w *drainer) verify(ctx context.Context, target string, d pending) (time.Duration, error) {
+	if d.dead {
+		return -1, w.fail(ctx, d, "dead", 404, `{"code": 10015, "message": "Unknown Webhook"}`)
+	}
+	got, err := w.tokens.check(ctx, d.service, d.webhookID, d.token)
+	var over *overBudget
+	switch {
+	case errors.As(err, &over):
+		return over.retryAfter, w.wait(ctx, target, d, over.retryAfter, "over_budget", false)
+	case errors.Is(err, errVerifyBusy) || (err == nil && got == unverified):
+		return verifyRetry, w.wait(ctx, target, d, verifyRetry, "unverified", false)
+	case err != nil:
+		return 0, err
+	case got != valid:
+		r := got.refusal()
+		body, _ := json.Marshal(r)
+		return -1, w.fail(ctx, d, "invalid_token", r.Status, string(body))
+	}
+	return 0, nil
+}
+
+// verifyRetry is how long a target whose token could not be verified
+// waits before its drain asks again.
+const verifyRetry = 5 * time.Second
 
 // head is the oldest pending delivery of the target, while jobID drains
 // it. A job River runs again after its process died may find the target
@@ -135,13 +166,14 @@ func (w *drainer) place(ctx context.Context, d pending) {
 func (w *drainer) head(ctx context.Context, target string, jobID int64) (pending, bool, error) {
 	var d pending
 	var attempted *time.Time
-	err := w.db.QueryRow(ctx, `SELECT d.id, d.webhook_id, d.token, d.thread_id, d.variant, d.event, d.content_type, d.body,
+	err := w.db.QueryRow(ctx, `SELECT d.id, d.webhook_id, d.token, d.thread_id, d.variant, d.event, d.content_type, d.service,
+			CASE WHEN octet_length(d.body) <= $3 THEN d.body END, octet_length(d.body),
 			d.attempts, d.unknown, h.dead_at IS NOT NULL, d.accepted_at, d.attempted_at
 		FROM webhookproxy_targets t
 		JOIN LATERAL (SELECT * FROM webhookproxy_deliveries WHERE target = t.target AND state = 'pending' ORDER BY id LIMIT 1) d ON true
 		LEFT JOIN webhookproxy_webhooks h ON h.webhook_id = d.webhook_id
-		WHERE t.target = $1 AND t.job_id = $2`, target, jobID).
-		Scan(&d.id, &d.webhookID, &d.token, &d.threadID, &d.variant, &d.event, &d.contentType, &d.body,
+		WHERE t.target = $1 AND t.job_id = $2`, target, jobID, bodyInline).
+		Scan(&d.id, &d.webhookID, &d.token, &d.threadID, &d.variant, &d.event, &d.contentType, &d.service, &d.body, &d.size,
 			&d.attempts, &d.unknown, &d.dead, &d.acceptedAt, &attempted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, false, nil
@@ -192,9 +224,6 @@ func (w *drainer) release(ctx context.Context, target string, jobID int64) (bool
 // deliver makes one attempt at d and records its outcome. A positive
 // wait means the target must wait that long before its next attempt.
 func (w *drainer) deliver(ctx context.Context, target string, d pending) (time.Duration, error) {
-	if d.dead {
-		return 0, w.fail(ctx, d, "dead", 404, `{"code": 10015, "message": "Unknown Webhook"}`)
-	}
 	if d.unknown {
 		msg, found, err := w.reconcile(ctx, d)
 		switch {
@@ -237,14 +266,21 @@ func (w *drainer) failed(ctx context.Context, target string, d pending, err erro
 	var api *transport.APIError
 	errors.As(err, &api)
 	switch {
-	case api != nil && api.Code == 10015:
-		if _, err := w.db.Exec(ctx, `INSERT INTO webhookproxy_webhooks (webhook_id, token_fp, dead_at, dead_reason)
-			VALUES ($1, $2, now(), 'Unknown Webhook') ON CONFLICT (webhook_id) DO UPDATE SET dead_at = now(), dead_reason = EXCLUDED.dead_reason`,
-			d.webhookID, fingerprint(d.token)); err != nil {
+	case api != nil && api.Code == execute.ErrUnknownWebhook.Code:
+		if _, err := w.db.Exec(ctx, `INSERT INTO webhookproxy_webhooks (webhook_id, dead_at, dead_reason)
+			VALUES ($1, now(), 'Unknown Webhook') ON CONFLICT (webhook_id) DO UPDATE SET dead_at = now(), dead_reason = EXCLUDED.dead_reason`,
+			d.webhookID); err != nil {
 			return 0, fmt.Errorf("webhookproxy: mark webhook dead: %w", err)
 		}
-		w.log.WarnContext(ctx, "webhook is gone: its deliveries are dead-lettered", "webhook", d.webhookID, "token", fingerprint(d.token))
+		w.log.WarnContext(ctx, "webhook is gone: its deliveries are dead-lettered", "webhook", d.webhookID)
 		return 0, w.fail(ctx, d, "dead", api.Status, apiBody(api))
+	case api != nil && api.Code == execute.ErrInvalidToken.Code:
+		// The token was reset since it was verified: callers still using
+		// it are refused at the door from now on.
+		if err := w.tokens.forget(ctx, d.webhookID, d.token); err != nil {
+			return 0, err
+		}
+		return 0, w.fail(ctx, d, "invalid_token", api.Status, apiBody(api))
 	case class == transport.RateLimited:
 		w.metrics.retried.WithLabelValues("rate_limited").Inc()
 		return wait, w.wait(ctx, target, d, wait, "rate_limited", false)
@@ -284,16 +320,11 @@ func apiBody(e *transport.APIError) string {
 
 func (w *drainer) delivered(ctx context.Context, d pending, msg json.RawMessage) error {
 	ctx = context.WithoutCancel(ctx)
-	// The webhook's token is known good from now on (knownWebhooks).
 	_, err := w.db.Exec(ctx, `WITH done AS (
 			UPDATE webhookproxy_deliveries SET state = 'delivered', unknown = false, finished_at = now(), message = $2, reason = NULL
-			WHERE id = $1 AND state = 'pending' RETURNING target, webhook_id, token_fp),
-		target AS (
-			UPDATE webhookproxy_targets t SET depth = greatest(t.depth - 1, 0), wait_until = NULL, wait_reason = NULL, last_error = NULL
-			FROM done WHERE t.target = done.target)
-		INSERT INTO webhookproxy_webhooks (webhook_id, token_fp) SELECT webhook_id, token_fp FROM done
-		ON CONFLICT (webhook_id) DO UPDATE SET token_fp = EXCLUDED.token_fp
-		WHERE webhookproxy_webhooks.token_fp <> EXCLUDED.token_fp AND webhookproxy_webhooks.dead_at IS NULL`, d.id, msg)
+			WHERE id = $1 AND state = 'pending' RETURNING target)
+		UPDATE webhookproxy_targets t SET depth = greatest(t.depth - 1, 0), wait_until = NULL, wait_reason = NULL, last_error = NULL
+		FROM done WHERE t.target = done.target`, d.id, msg)
 	if err != nil {
 		return fmt.Errorf("webhookproxy: record delivery: %w", err)
 	}
@@ -315,8 +346,7 @@ func (w *drainer) fail(ctx context.Context, d pending, class string, status int,
 		return fmt.Errorf("webhookproxy: dead-letter: %w", err)
 	}
 	w.metrics.deadLettered.WithLabelValues(class).Inc()
-	w.log.InfoContext(ctx, "webhook delivery dead-lettered", "delivery", d.id, "webhook", d.webhookID, "token", fingerprint(d.token),
-		"class", class, "status", status)
+	w.log.InfoContext(ctx, "webhook delivery dead-lettered", "delivery", d.id, "webhook", d.webhookID, "class", class, "status", status)
 	w.waiters.notify(d.id)
 	return nil
 }

@@ -140,24 +140,41 @@ func TestDeadLetters(t *testing.T) {
 	}
 }
 
-// Unknown Webhook (10015) marks the webhook dead: its deliveries are
-// dead-lettered and later requests are refused at once with Discord's
-// answer, without calling Discord again.
+// A webhook id Discord does not know is refused with Discord's answer
+// after one question and never stored; a webhook deleted after it was
+// used is marked dead by its delivery's Unknown Webhook (10015): its
+// deliveries are dead-lettered and later requests refused at once,
+// without calling Discord again.
 func TestDeadWebhook(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil)
-	gone := "/api/webhooks/1100000000000000007/sometoken"
-	a := p.send(t, http.MethodPost, gone+"?wait=true", "application/json", []byte(`{"content":"x"}`), nil)
-	if a.status != http.StatusNotFound || a.json(t)["code"] != float64(10015) {
-		t.Fatalf("%d %s, want 404 Unknown Webhook", a.status, a.body)
+	unknown := func(path string) {
+		t.Helper()
+		a := p.send(t, http.MethodPost, path, "application/json", []byte(`{"content":"x"}`), nil)
+		if a.status != http.StatusNotFound || a.json(t)["code"] != float64(10015) {
+			t.Errorf("%s: %d %s, want 404 Unknown Webhook", path, a.status, a.body)
+		}
 	}
+	never := "/api/webhooks/1100000000000000007/sometoken"
 	calls := len(p.Sim.Requests())
-	a = p.send(t, http.MethodPost, gone, "application/json", []byte(`{"content":"y"}`), nil)
-	if a.status != http.StatusNotFound || a.json(t)["code"] != float64(10015) {
-		t.Errorf("after: %d %s, want 404 Unknown Webhook at once", a.status, a.body)
+	unknown(never)
+	unknown(never)
+	if n := len(p.Sim.Requests()) - calls; n != 1 {
+		t.Errorf("%d calls to Discord for an unknown webhook asked about twice, want 1", n)
 	}
-	if n := p.count(t, `SELECT count(*) FROM webhookproxy_deliveries`); n != 1 {
-		t.Errorf("%d deliveries stored, want only the first", n)
+
+	if a := p.execute(t, "?wait=true", map[string]any{"content": "first"}); a.status != http.StatusOK {
+		t.Fatalf("first: %d %s", a.status, a.body)
+	}
+	if r := p.Sim.Do(http.MethodDelete, "/webhooks/"+p.hook, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete webhook: %d %s", r.Status, r.Body)
+	}
+	gone := "/api/webhooks/" + p.hook + "/" + p.token
+	unknown(gone + "?wait=true")
+	calls = len(p.Sim.Requests())
+	unknown(gone)
+	if n := p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'dead'`); n != 1 {
+		t.Errorf("%d dead letters, want the one sent after the deletion", n)
 	}
 	if len(p.Sim.Requests()) != calls {
 		t.Error("Discord was called for a dead webhook")

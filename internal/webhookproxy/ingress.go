@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -35,6 +34,9 @@ type proxy struct {
 	set     settings
 	db      *pgxpool.Pool
 	accept  *acceptor
+	tokens  *verifier
+	bodies  *bytePool
+	hasher  hasher
 	waiters *waiters
 	metrics *metrics
 	log     *slog.Logger
@@ -56,35 +58,43 @@ func (p *proxy) handler() http.Handler {
 	mux.HandleFunc("GET /proxy/dead", p.admin(p.listDead))
 	mux.HandleFunc("POST /proxy/dead/replay", p.admin(p.replayDead))
 	mux.HandleFunc("DELETE /proxy/dead", p.admin(p.purgeDead))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &execute.Error{Status: http.StatusNotFound, Message: "404: Not Found"})
-	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { p.refuse(w, r, "", errNoRoute) })
 	return mux
 }
 
+// errNoRoute is Discord's answer to a path it has no route for.
+var errNoRoute = &execute.Error{Status: http.StatusNotFound, Message: "404: Not Found"}
+
 // execute is Discord's Execute Webhook: check the request as Discord
 // would, store it with its delivery job, and answer as Discord does —
-// 204, or with ?wait=true the message once delivered.
+// 204, or with ?wait=true the message once delivered. The cheap checks
+// come first and the token is verified before the body is read, so a
+// bad caller costs neither memory nor a request at Discord.
 func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
-	id, token, variant := r.PathValue("id"), r.PathValue("token"), r.PathValue("variant")
-	if variant != "" && variant != "slack" && variant != "github" {
-		writeError(w, &execute.Error{Status: http.StatusNotFound, Message: "404: Not Found"})
-		return
-	}
-	d, wait, apiErr := p.parse(w, r, id, token, variant)
+	d, wait, apiErr := p.head(r)
 	if apiErr != nil {
-		p.refuse(w, r, id, apiErr)
+		p.refuse(w, r, d.webhookID, apiErr)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), acceptDeadline)
 	defer cancel()
+	if apiErr := p.verify(ctx, d); apiErr != nil {
+		p.refuse(w, r, d.webhookID, apiErr)
+		return
+	}
+	held, apiErr := p.body(w, r, &d)
+	defer p.bodies.give(held)
+	if apiErr != nil {
+		p.refuse(w, r, d.webhookID, apiErr)
+		return
+	}
 	deliveryID, err := p.accept.accept(ctx, d)
 	if err != nil {
 		if !errors.As(err, &apiErr) {
-			p.log.WarnContext(r.Context(), "webhook request not stored", "webhook", id, "token", fingerprint(token), "err", err)
+			p.log.WarnContext(r.Context(), "webhook request not stored", "webhook", d.webhookID, "err", err)
 			apiErr = &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy cannot store requests right now.", RetryAfter: unavailableRetryAfter}
 		}
-		p.refuse(w, r, id, apiErr)
+		p.refuse(w, r, d.webhookID, apiErr)
 		return
 	}
 	p.metrics.accepted.Inc()
@@ -95,18 +105,27 @@ func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 	p.await(w, r, deliveryID)
 }
 
-// parse authorizes and checks the request; nothing is stored when it
-// returns an error.
-func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant string) (delivery, bool, *execute.Error) {
+// head checks the path, the caller and the query. The delivery it returns
+// names its webhook only once the id is known to be a snowflake, so logs
+// and metrics never carry text from a request path.
+func (p *proxy) head(r *http.Request) (delivery, bool, *execute.Error) {
+	id, token, variant := r.PathValue("id"), r.PathValue("token"), r.PathValue("variant")
+	if !pathSegment(id) || !pathSegment(token) || (variant != "" && variant != "slack" && variant != "github") {
+		// An encoded slash or other bytes no id or token has: Discord
+		// routes the decoded path, which matches no route.
+		return delivery{}, false, errNoRoute
+	}
 	if !snowflake(id) {
 		f := execute.FormErrors{}
 		f.Add("webhook_id", "NUMBER_TYPE_COERCE", "Value \""+id+"\" is not snowflake.")
 		return delivery{}, false, f.Err()
 	}
+	d := delivery{webhookID: id, token: token, variant: variant}
 	service, ok := p.authorize(r, id)
 	if !ok {
-		return delivery{}, false, execute.ErrMissingAccess
+		return d, false, execute.ErrMissingAccess
 	}
+	d.service = service
 	q := r.URL.Query()
 	wait, threadID := false, q.Get("thread_id")
 	f := execute.FormErrors{}
@@ -120,36 +139,82 @@ func (p *proxy) parse(w http.ResponseWriter, r *http.Request, id, token, variant
 		f.Add("thread_id", "NUMBER_TYPE_COERCE", "Value \""+threadID+"\" is not snowflake.")
 	}
 	if err := f.Err(); err != nil {
-		return delivery{}, false, err
+		return d, false, err
 	}
+	d.threadID, d.target = threadID, id
+	if threadID != "" {
+		d.target += "/" + threadID
+	}
+	if variant == "github" {
+		d.event = r.Header.Get("X-GitHub-Event")
+	}
+	d.fp = p.hasher.fingerprint(id, token)
+	return d, wait, nil
+}
+
+// pathSegment reports whether s can be a webhook id or token as Discord
+// issues them: letters, digits, '-' and '_', never a decoded '/' or '%'.
+func pathSegment(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// verify refuses a token Discord refused, once asked; a caller past its
+// invalid-request budget or its verifications in flight gets 429.
+func (p *proxy) verify(ctx context.Context, d delivery) *execute.Error {
+	got, err := p.tokens.check(ctx, d.service, d.webhookID, d.token)
+	var over *overBudget
+	switch {
+	case errors.As(err, &over):
+		return &execute.Error{Status: http.StatusTooManyRequests, RetryAfter: math.Ceil(over.retryAfter.Seconds()), Code: codeOverBudget}
+	case errors.Is(err, errVerifyBusy):
+		return &execute.Error{Status: http.StatusTooManyRequests, RetryAfter: 1}
+	case err != nil:
+		p.log.WarnContext(ctx, "webhook token not verified", "webhook", d.webhookID, "err", err)
+		return &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy cannot verify tokens right now.", RetryAfter: unavailableRetryAfter}
+	}
+	return got.refusal()
+}
+
+// codeOverBudget marks a 429 for a caller whose bad tokens spent its
+// share of invalid requests, so it is counted apart from a full queue.
+const codeOverBudget = 1
+
+// body reads and checks the request's body within the upload limit and
+// the bytes in flight; it returns the bytes it holds from the pool, to
+// give back when the request is done.
+func (p *proxy) body(w http.ResponseWriter, r *http.Request, d *delivery) (int64, *execute.Error) {
 	// A body that cannot fit is refused before it is read, on its
 	// Content-Length when it has one, else when the reading passes the cap.
 	limit := execute.MaxBody(p.set.maxUpload)
 	if r.ContentLength > limit {
-		return delivery{}, false, execute.ErrTooLarge
+		return 0, execute.ErrTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return delivery{}, false, execute.ErrTooLarge
-		}
-		return delivery{}, false, execute.ErrInvalidJSON
+	// A slow sender holds its bytes only this long.
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.set.bodyTimeout))
+	body, held, err := p.bodies.readBody(w, r, limit)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, errPoolFull):
+		return held, &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy is holding as many bodies as it may; retry.", RetryAfter: 1}
+	case errors.As(err, &tooLarge):
+		return held, execute.ErrTooLarge
+	case err != nil:
+		return held, execute.ErrInvalidJSON
 	}
-	contentType, body, apiErr := execute.Decode(r.Header.Get("Content-Type"), body, variant, p.set.maxUpload)
+	contentType, body, apiErr := execute.Decode(r.Header.Get("Content-Type"), body, d.variant, p.set.maxUpload)
 	if apiErr != nil {
-		return delivery{}, false, apiErr
+		return held, apiErr
 	}
-	target := id
-	if threadID != "" {
-		target += "/" + threadID
-	}
-	d := delivery{target: target, webhookID: id, token: token, threadID: threadID, variant: variant,
-		service: service, contentType: contentType, body: body}
-	if variant == "github" {
-		d.event = r.Header.Get("X-GitHub-Event")
-	}
-	return d, wait, nil
+	d.contentType, d.body = contentType, body
+	return held, nil
 }
 
 // authorize applies the allowlist and, when keys are configured, the
@@ -178,19 +243,26 @@ func (p *proxy) service(r *http.Request) (string, bool) {
 	return "", false
 }
 
-// refuse answers e and counts it; the log names the webhook by id only.
+// refuse answers e and counts it under a reason from a fixed set; the
+// log names the webhook by its checked id only.
 func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, webhookID string, e *execute.Error) {
 	reason := "invalid"
-	switch e.Status {
-	case http.StatusForbidden, http.StatusUnauthorized:
+	switch {
+	case e == errNoRoute:
+		reason = "no_route"
+	case e.Status == http.StatusUnauthorized:
+		reason = "bad_token"
+	case e.Status == http.StatusForbidden:
 		reason = "forbidden"
-	case http.StatusRequestEntityTooLarge:
+	case e.Status == http.StatusRequestEntityTooLarge:
 		reason = "too_large"
-	case http.StatusTooManyRequests:
+	case e.Status == http.StatusTooManyRequests && e.Code == codeOverBudget:
+		reason = "over_budget"
+	case e.Status == http.StatusTooManyRequests:
 		reason = "queue_full"
-	case http.StatusNotFound:
+	case e.Status == http.StatusNotFound:
 		reason = "dead"
-	case http.StatusServiceUnavailable:
+	case e.Status == http.StatusServiceUnavailable:
 		reason = "unavailable"
 	}
 	p.metrics.refused.WithLabelValues(reason).Inc()

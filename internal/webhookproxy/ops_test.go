@@ -70,11 +70,14 @@ func TestProxyCommand(t *testing.T) {
 	f.Members = append(f.Members, sim.FixtureMember{Username: "erin", Roles: []string{"Admin"}})
 	p := start(t, nil, heraldtest.WithFixture(f))
 	p.execute(t, "?wait=true", map[string]any{"content": "hi"})
-	p.send(t, http.MethodPost, "/api/webhooks/1100000000000000007/tok?wait=true", "application/json", []byte(`{"content":"x"}`), nil)
+	gone, token := p.webhook(t, p.Channel("general"))
+	p.send(t, http.MethodPost, "/api/webhooks/"+gone+"/"+token+"?wait=true", "application/json", []byte(`{"content":"x"}`), nil)
+	p.Sim.Do(http.MethodDelete, "/webhooks/"+gone, nil)
+	p.send(t, http.MethodPost, "/api/webhooks/"+gone+"/"+token+"?wait=true", "application/json", []byte(`{"content":"y"}`), nil)
 
 	reply := p.As("erin").Locale("de").Command("general", "/herald/proxy", nil).Reply()
 	if !strings.Contains(reply.Content, "Webhook-Proxy: 2 Warteschlangen, 1 Fehlzustellungen") ||
-		!strings.Contains(reply.Content, "1100000000000000007") || !strings.Contains(reply.Content, "Webhook wurde gelöscht") ||
+		!strings.Contains(reply.Content, gone) || !strings.Contains(reply.Content, "Webhook wurde gelöscht") ||
 		reply.Flags&discordgo.MessageFlagsEphemeral == 0 || strings.Contains(reply.Content, p.token) {
 		t.Errorf("report %q (flags %d)", reply.Content, reply.Flags)
 	}
@@ -83,8 +86,8 @@ func TestProxyCommand(t *testing.T) {
 	}
 }
 
-// The metrics count acceptance, delivery and its latency, and show the
-// depth per target by webhook id only.
+// The metrics count acceptance, delivery and its latency, and show what
+// is pending per caller, labelled from the configured keys only.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	p := start(t, nil)
@@ -93,7 +96,7 @@ func TestMetrics(t *testing.T) {
 	var m string
 	p.Eventually("depth shown", func() bool {
 		m = p.Metrics()
-		return strings.Contains(m, `herald_webhookproxy_queue_depth{thread_id="",webhook_id="`+p.hook+`"} 1`)
+		return strings.Contains(m, `herald_webhookproxy_queued{key="keyless"} 1`)
 	})
 	p.Eventually("delivered", func() bool {
 		m = p.Metrics()
@@ -104,7 +107,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q:\n%s", want, grep(m, "webhookproxy"))
 		}
 	}
-	if strings.Contains(m, p.token) {
-		t.Error("a token is in the metrics")
+	if strings.Contains(m, p.token) || strings.Contains(m, p.hook) {
+		t.Error("a token or webhook id is in the metrics")
 	}
 }

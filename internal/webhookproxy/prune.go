@@ -26,13 +26,15 @@ func (pruneArgs) Kind() string { return "webhookproxy_prune" }
 
 type pruneWorker struct {
 	river.WorkerDefaults[pruneArgs]
-	db        *pgxpool.Pool
-	retention time.Duration
+	db            *pgxpool.Pool
+	retention     time.Duration
+	deadRetention time.Duration
 }
 
 // Work deletes delivered requests — bodies, tokens and Discord's answers —
-// older than the retention. Dead letters stay until replayed or purged.
-// It also restarts any target left with pending deliveries and no job.
+// older than the retention, dead letters older than theirs, idle queues
+// and token verdicts past their time. It also restarts any target left
+// with pending deliveries and no job.
 func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
 	if err := revive(ctx, w.db, river.ClientFromContext[pgx.Tx](ctx)); err != nil {
 		return err
@@ -41,18 +43,37 @@ func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
 }
 
 func (w *pruneWorker) prune(ctx context.Context) error {
-	for {
-		tag, err := w.db.Exec(ctx, `DELETE FROM webhookproxy_deliveries WHERE id IN (
-				SELECT id FROM webhookproxy_deliveries
-				WHERE state = 'delivered' AND finished_at < now() - make_interval(secs => $1) LIMIT $2)`,
-			w.retention.Seconds(), pruneBatch)
-		if err != nil {
-			return fmt.Errorf("webhookproxy: prune: %w", err)
-		}
-		if tag.RowsAffected() < pruneBatch {
-			return nil
+	for _, p := range []struct {
+		state string
+		keep  time.Duration
+	}{{"delivered", w.retention}, {"dead", w.deadRetention}} {
+		for {
+			tag, err := w.db.Exec(ctx, `DELETE FROM webhookproxy_deliveries WHERE id IN (
+					SELECT id FROM webhookproxy_deliveries
+					WHERE state = $3 AND finished_at < now() - make_interval(secs => $1) LIMIT $2)`,
+				p.keep.Seconds(), pruneBatch, p.state)
+			if err != nil {
+				return fmt.Errorf("webhookproxy: prune %s: %w", p.state, err)
+			}
+			if tag.RowsAffected() < pruneBatch {
+				break
+			}
 		}
 	}
+	// An idle queue with nothing left in it, such as one of the threads
+	// a caller named once, is forgotten; SKIP LOCKED leaves any a writer
+	// holds. Verdicts past their time are asked again when next needed.
+	if _, err := w.db.Exec(ctx, `DELETE FROM webhookproxy_targets WHERE target IN (
+			SELECT t.target FROM webhookproxy_targets t WHERE t.depth = 0 AND t.job_id IS NULL
+				AND NOT EXISTS (SELECT 1 FROM webhookproxy_deliveries d WHERE d.target = t.target)
+			LIMIT $1 FOR UPDATE SKIP LOCKED)`, pruneBatch); err != nil {
+		return fmt.Errorf("webhookproxy: prune idle queues: %w", err)
+	}
+	if _, err := w.db.Exec(ctx, `DELETE FROM webhookproxy_tokens WHERE checked_at < now() - make_interval(secs => $1)`,
+		verdictTTL.Seconds()); err != nil {
+		return fmt.Errorf("webhookproxy: prune token verdicts: %w", err)
+	}
+	return nil
 }
 
 // revive gives a drain job to every target with pending deliveries whose
@@ -70,7 +91,7 @@ func revive(ctx context.Context, db *pgxpool.Pool, jobs *work.Client) error {
 		if err != nil || len(names) == 0 {
 			return err
 		}
-		locked, _, err := lockTargets(ctx, tx, names)
+		locked, err := lockTargets(ctx, tx, names)
 		if err != nil {
 			return fmt.Errorf("webhookproxy: revive: %w", err)
 		}

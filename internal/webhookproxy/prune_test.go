@@ -9,7 +9,9 @@ import (
 )
 
 // Delivered requests past the retention are deleted, tokens and bodies
-// with them; newer ones, pending ones and dead letters stay.
+// with them, and dead letters past theirs; newer ones and pending ones
+// stay, and so does a queue with something in it, while an idle empty
+// one is forgotten.
 func TestPrune(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
@@ -17,15 +19,29 @@ func TestPrune(t *testing.T) {
 		VALUES ('1', '1', 't', 'f', 'application/json', '{}', 'delivered', now() - interval '2 hours'),
 		       ('1', '1', 't', 'f', 'application/json', '{}', 'delivered', now()),
 		       ('1', '1', 't', 'f', 'application/json', '{}', 'dead', now() - interval '2 hours'),
+		       ('1', '1', 't', 'f', 'application/json', '{}', 'dead', now() - interval '8 days'),
 		       ('1', '1', 't', 'f', 'application/json', '{}', 'pending', NULL)`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&pruneWorker{db: db, retention: time.Hour}).prune(t.Context()); err != nil {
+	if _, err := db.Exec(t.Context(), `INSERT INTO webhookproxy_targets (target, webhook_id, depth) VALUES ('1', '1', 1), ('2/3', '2', 0)`); err != nil {
 		t.Fatal(err)
 	}
+	if err := (&pruneWorker{db: db, retention: time.Hour, deadRetention: 7 * 24 * time.Hour}).prune(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var queues []string
+	rows, _ := db.Query(t.Context(), `SELECT target FROM webhookproxy_targets ORDER BY target`)
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		queues = append(queues, s)
+	}
+	if len(queues) != 1 || queues[0] != "1" {
+		t.Errorf("queues left %v, want the one with deliveries", queues)
+	}
 	var left []string
-	rows, _ := db.Query(t.Context(), `SELECT state FROM webhookproxy_deliveries ORDER BY id`)
+	rows, _ = db.Query(t.Context(), `SELECT state FROM webhookproxy_deliveries ORDER BY id`)
 	for rows.Next() {
 		var s string
 		rows.Scan(&s)

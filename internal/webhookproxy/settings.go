@@ -2,11 +2,13 @@ package webhookproxy
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 )
 
 // The proxy's settings. It is off unless HERALD_PROXY_ADDR is set, and
@@ -33,13 +35,53 @@ var (
 		Setting: config.Setting{Key: "HERALD_PROXY_WAIT_TIMEOUT", Default: "10s", Help: "how long ?wait=true holds the caller for the delivery before answering 202"},
 		Parse:   positiveDuration,
 	}
+	openVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_OPEN", Default: "false", Help: "true lets HERALD_PROXY_ALLOW=* without HERALD_PROXY_KEYS listen beyond loopback: an open relay that anyone reaching the address can use"},
+		Parse:   parseBool,
+	}
 	depthVar = config.Var{
-		Setting: config.Setting{Key: "HERALD_PROXY_MAX_DEPTH", Default: "10000", Help: "pending deliveries one target (webhook or thread) may hold; beyond, callers get 429"},
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_DEPTH", Default: "10000", Help: "pending deliveries one webhook (all its threads) may hold; beyond, callers get 429"},
+		Parse:   positiveInt,
+	}
+	webhookBytesVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_WEBHOOK_BYTES", Default: "536870912", Help: "bytes of bodies one webhook's pending deliveries may hold; beyond, callers get 429"},
+		Parse:   positiveInt,
+	}
+	threadsVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_THREADS", Default: "50", Help: "threads of one webhook that may have deliveries pending at once; a post to another gets 429"},
+		Parse:   positiveInt,
+	}
+	keyDepthVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_KEY_DEPTH", Default: "50000", Help: "pending deliveries one caller (its HERALD_PROXY_KEYS key; all keyless callers together) may hold; beyond, it gets 429"},
+		Parse:   positiveInt,
+	}
+	keyBytesVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_KEY_BYTES", Default: "1073741824", Help: "bytes of bodies one caller's pending deliveries may hold; beyond, it gets 429"},
 		Parse:   positiveInt,
 	}
 	totalVar = config.Var{
-		Setting: config.Setting{Key: "HERALD_PROXY_MAX_TOTAL", Default: "200000", Help: "pending deliveries all targets together may hold; beyond, callers get 429"},
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_TOTAL", Default: "200000", Help: "pending deliveries all callers together may hold; beyond, callers get 429"},
 		Parse:   positiveInt,
+	}
+	totalBytesVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MAX_BYTES", Default: "4294967296", Help: "bytes of bodies all pending deliveries together may hold in Postgres; beyond, callers get 429"},
+		Parse:   positiveInt,
+	}
+	memoryVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_MEMORY", Default: "67108864", Help: "bytes of request bodies the proxy holds in memory at once, and again for bodies over 1 MiB being delivered; a request beyond gets 503 with Retry-After"},
+		Parse:   positiveInt,
+	}
+	bodyTimeoutVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_BODY_TIMEOUT", Default: "30s", Help: "how long a caller may take to send its request's body (its headers: 5s); a slower one is cut off"},
+		Parse:   positiveDuration,
+	}
+	invalidKeyVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_INVALID_PER_KEY", Default: "100", Help: "bad webhook tokens one caller may send on to Discord in 10 minutes (each costs one of Discord's 10,000 invalid requests); beyond, it gets 429"},
+		Parse:   positiveInt,
+	}
+	invalidTotalVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_INVALID_TOTAL", Default: "500", Help: "bad webhook tokens all callers together may send on to Discord in 10 minutes; at most 900, below the REST engine's 1,000 for webhook calls"},
+		Parse:   func(v string) (any, error) { return intIn(v, 1, 900) },
 	}
 	uploadVar = config.Var{
 		Setting: config.Setting{Key: "HERALD_PROXY_MAX_BODY", Default: "10485760", Help: "upload limit in bytes for the files of one request together (Discord's default 10 MiB; " +
@@ -50,23 +92,34 @@ var (
 		Setting: config.Setting{Key: "HERALD_PROXY_RETENTION", Default: "24h", Help: "how long delivered bodies are kept before they are pruned"},
 		Parse:   positiveDuration,
 	}
+	deadRetentionVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_DEAD_RETENTION", Default: "168h", Help: "how long dead letters are kept for replay before they are pruned"},
+		Parse:   positiveDuration,
+	}
 )
 
 func vars() []config.Var {
-	return []config.Var{addrVar, allowVar, keysVar, adminKeyVar, waitVar, depthVar, totalVar, uploadVar, retentionVar}
+	return []config.Var{addrVar, allowVar, keysVar, adminKeyVar, openVar, waitVar, depthVar, webhookBytesVar, threadsVar,
+		keyDepthVar, keyBytesVar, totalVar, totalBytesVar, uploadVar, memoryVar, bodyTimeoutVar, invalidKeyVar, invalidTotalVar,
+		retentionVar, deadRetentionVar}
 }
 
 // settings are the parsed values.
 type settings struct {
-	addr      string
-	allow     allowList
-	keys      serviceKeys
-	adminKey  config.Secret
-	wait      time.Duration
-	maxDepth  int
-	maxTotal  int
-	maxUpload int64 // the files' bytes in one request
-	retention time.Duration
+	addr          string
+	allow         allowList
+	keys          serviceKeys
+	adminKey      config.Secret
+	open          bool
+	wait          time.Duration
+	quotas        quotas
+	maxUpload     int64 // the files' bytes in one request
+	memory        int64
+	bodyTimeout   time.Duration
+	invalidPerKey int
+	invalidTotal  int
+	retention     time.Duration
+	deadRetention time.Duration
 }
 
 func readSettings(c config.Config) (settings, error) {
@@ -83,12 +136,43 @@ func readSettings(c config.Config) (settings, error) {
 		}
 		vals[v.Key] = val
 	}
-	return settings{
+	n := func(v config.Var) int64 { return int64(vals[v.Key].(int)) }
+	set := settings{
 		addr: vals[addrVar.Key].(string), allow: vals[allowVar.Key].(allowList), keys: vals[keysVar.Key].(serviceKeys),
-		adminKey: vals[adminKeyVar.Key].(config.Secret), wait: vals[waitVar.Key].(time.Duration),
-		maxDepth: vals[depthVar.Key].(int), maxTotal: vals[totalVar.Key].(int), maxUpload: int64(vals[uploadVar.Key].(int)),
-		retention: vals[retentionVar.Key].(time.Duration),
-	}, nil
+		adminKey: vals[adminKeyVar.Key].(config.Secret), open: vals[openVar.Key].(bool), wait: vals[waitVar.Key].(time.Duration),
+		quotas: quotas{keyRows: n(keyDepthVar), keyBytes: n(keyBytesVar), hookRows: n(depthVar), hookBytes: n(webhookBytesVar),
+			totalRows: n(totalVar), totalBytes: n(totalBytesVar), threads: int(n(threadsVar))},
+		maxUpload: n(uploadVar), memory: n(memoryVar), bodyTimeout: vals[bodyTimeoutVar.Key].(time.Duration),
+		invalidPerKey: int(n(invalidKeyVar)), invalidTotal: int(n(invalidTotalVar)),
+		retention: vals[retentionVar.Key].(time.Duration), deadRetention: vals[deadRetentionVar.Key].(time.Duration),
+	}
+	return set, set.check()
+}
+
+// check refuses what would make the proxy an open relay by accident, and
+// a memory bound a single allowed body cannot fit in.
+func (s settings) check() error {
+	if s.addr != "" && s.allow.all && len(s.keys) == 0 && !s.open && !loopback(s.addr) {
+		return fmt.Errorf("%s=* without %s on %s would relay anyone's messages: set keys, name the webhooks, listen on loopback, or set %s=true",
+			allowVar.Key, keysVar.Key, s.addr, openVar.Key)
+	}
+	if s.memory < execute.MaxBody(s.maxUpload) {
+		return fmt.Errorf("%s (%d) must hold one body of %s (%d bytes with the message JSON)", memoryVar.Key, s.memory, uploadVar.Key, execute.MaxBody(s.maxUpload))
+	}
+	return nil
+}
+
+// loopback reports whether addr listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // allowList is the webhook ids the proxy relays; all says any.
@@ -148,6 +232,9 @@ func parseKeys(v string) (any, error) {
 		if !ok || service == "" || len(key) < 16 {
 			return nil, fmt.Errorf("wants service=key pairs with keys of at least 16 characters")
 		}
+		if service == "keyless" || service == "other" {
+			return nil, fmt.Errorf("names a service %q, which herald's metrics use for callers without a key of their own", service)
+		}
 		if _, dup := keys[key]; dup {
 			return nil, fmt.Errorf("gives one key to two services")
 		}
@@ -162,6 +249,22 @@ func positiveDuration(v string) (any, error) {
 		return nil, fmt.Errorf("must be a positive duration such as 10s, got %q", v)
 	}
 	return d, nil
+}
+
+func parseBool(v string) (any, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("must be true or false, got %q", v)
+	}
+	return b, nil
+}
+
+func intIn(v string, lo, hi int) (any, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return nil, fmt.Errorf("must be a whole number from %d to %d, got %q", lo, hi, v)
+	}
+	return n, nil
 }
 
 func positiveInt(v string) (any, error) {

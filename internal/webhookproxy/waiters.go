@@ -1,8 +1,6 @@
 package webhookproxy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 )
 
@@ -48,11 +46,4 @@ func (w *waiters) notify(id int64) {
 	for _, ch := range list {
 		close(ch)
 	}
-}
-
-// fingerprint names a webhook token in logs, metrics and status output
-// without revealing it: the first 8 hex digits of its SHA-256.
-func fingerprint(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:4])
 }

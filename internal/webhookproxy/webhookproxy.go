@@ -38,16 +38,26 @@ func build(k feature.Kit) error {
 	if err != nil {
 		return err
 	}
-	m := newMetrics(k.Metrics, k.DB)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hash, err := loadHasher(ctx, k.DB)
+	if err != nil {
+		return err
+	}
+	// One verifier and budget for the ingress and the drains: a token is
+	// asked about once, whichever meets it first.
+	invalid := newBudget(set.invalidPerKey, set.invalidTotal, time.Now)
+	tokens := newVerifier(k.DB, k.Discord, hash, invalid, time.Now)
+	m := newMetrics(k.Metrics, k.DB, set.keys, invalid)
 	w := newWaiters()
 	k.Routes.Route("/herald", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
 		r.Command("/proxy", report)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, on: set.addr != ""})
-	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, metrics: m, waiters: w, log: k.Log,
+	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, tokens: tokens, bodies: newBytePool(set.memory), metrics: m, waiters: w, log: k.Log,
 		readBack: intents.MessageContent.EnabledBy(k.Application.Flags)})
-	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention})
+	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention, deadRetention: set.deadRetention})
 	k.Jobs.Periodic(pruneJob())
 	k.Reports.Add("webhookproxy", guildReport(k.DB))
 	if set.addr == "" {
@@ -66,8 +76,10 @@ func build(k feature.Kit) error {
 	if err != nil {
 		return err
 	}
-	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.maxDepth, set.maxTotal), waiters: w, metrics: m, log: k.Log,
-		stopping: make(chan struct{})}
+	bodies := newBytePool(set.memory)
+	m.watchBodies(bodies)
+	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.quotas), tokens: tokens, bodies: bodies, hasher: hash,
+		waiters: w, metrics: m, log: k.Log, stopping: make(chan struct{})}
 	k.Services.Run(Name, func(ctx context.Context) error { return p.serve(ctx, ln) })
 	return nil
 }
@@ -82,8 +94,11 @@ func (p *proxy) serve(ctx context.Context, ln net.Listener) error {
 	actx, stopAccepting := context.WithCancel(context.WithoutCancel(ctx))
 	written := make(chan struct{})
 	go func() { p.accept.run(actx); close(written) }()
-	srv := &http.Server{Handler: p.handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: time.Minute,
-		IdleTimeout: 2 * time.Minute}
+	// Headers within 5 s and 16 KiB; the body within HERALD_PROXY_BODY_TIMEOUT
+	// (set per request once the token is verified); ReadTimeout only
+	// backs that up.
+	srv := &http.Server{Handler: p.handler(), ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 16 << 10,
+		ReadTimeout: p.set.bodyTimeout + acceptDeadline + 5*time.Second, IdleTimeout: 2 * time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	var err error
