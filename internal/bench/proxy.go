@@ -215,7 +215,7 @@ func proxyWorld(ctx context.Context, dbURL string, scale float64, webhooks int) 
 		ids[i] = h.id
 	}
 	addr, stop, err := startProxy(ctx, w, dbURL, map[string]string{"HERALD_PROXY_ALLOW": strings.Join(ids, ","),
-		"HERALD_PROXY_MAX_DEPTH": "1000000", "HERALD_PROXY_MAX_TOTAL": "1000000"})
+		"HERALD_PROXY_MAX_DEPTH": "1000000", "HERALD_PROXY_MAX_KEY_DEPTH": "1000000", "HERALD_PROXY_MAX_TOTAL": "1000000"})
 	if err != nil {
 		w.close()
 		return nil, nil, nil, err

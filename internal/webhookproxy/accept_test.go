@@ -128,3 +128,35 @@ func roomy(q quotas) quotas {
 	}
 	return q
 }
+
+// One request Postgres refuses (here a GitHub event header that is not
+// UTF-8) fails alone: the others grouped with it are stored.
+func TestOneFailureKeepsTheGroup(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	jobs, err := work.NewClient(db, work.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAcceptor(db, jobs, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batch"}), roomy(quotas{}))
+	var items []*acceptItem
+	for i := range 5 {
+		d := delivery{target: "1", webhookID: "1", token: "t", variant: "github", contentType: "application/json", body: []byte(`{}`)}
+		if i == 2 {
+			d.event = "push\xff"
+		}
+		items = append(items, &acceptItem{d: d, done: make(chan acceptResult, 1)})
+	}
+	a.write(items)
+	var failed []int
+	for i, it := range items {
+		if r := <-it.done; r.err != nil {
+			failed = append(failed, i)
+		}
+	}
+	var stored int
+	db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries`).Scan(&stored)
+	if len(failed) != 1 || failed[0] != 2 || stored != 4 {
+		t.Errorf("failed %v with %d stored, want only request 2 failed and 4 stored", failed, stored)
+	}
+}

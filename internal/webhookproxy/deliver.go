@@ -119,10 +119,10 @@ func (w *drainer) attempt(ctx context.Context, target string, d pending) (time.D
 		return wait, err
 	}
 	if d.size > bodyInline {
-		if !w.bodies.take(d.size) {
+		if !w.bodies.take(d.service, d.size) {
 			return time.Second, w.wait(ctx, target, d, time.Second, "memory", false)
 		}
-		defer w.bodies.give(d.size)
+		defer w.bodies.give(d.service, d.size)
 		if err := w.db.QueryRow(ctx, `SELECT body FROM webhookproxy_deliveries WHERE id = $1`, d.id).Scan(&d.body); err != nil {
 			return 0, fmt.Errorf("webhookproxy: read body: %w", err)
 		}

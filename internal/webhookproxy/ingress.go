@@ -83,7 +83,7 @@ func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	held, apiErr := p.body(w, r, &d)
-	defer p.bodies.give(held)
+	defer p.bodies.give(d.service, held)
 	if apiErr != nil {
 		p.refuse(w, r, d.webhookID, apiErr)
 		return
@@ -199,7 +199,7 @@ func (p *proxy) body(w http.ResponseWriter, r *http.Request, d *delivery) (int64
 	}
 	// A slow sender holds its bytes only this long.
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.set.bodyTimeout))
-	body, held, err := p.bodies.readBody(w, r, limit)
+	body, held, err := p.bodies.readBody(w, r, d.service, limit)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.Is(err, errPoolFull):

@@ -9,31 +9,39 @@ import (
 
 // bytePool bounds the request bodies held in memory at once — read,
 // checked and waiting for their transaction — so concurrent large posts
-// cannot grow herald past its memory limit. It never blocks: a request
-// that does not fit is answered 503 with Retry-After at once.
+// cannot grow herald past its memory limit, and one caller may hold at
+// most perCaller of it, so another always finds room. It never blocks: a
+// request that does not fit is answered 503 with Retry-After at once.
 type bytePool struct {
-	mu       sync.Mutex
-	capacity int64
-	inUse    int64
+	mu                  sync.Mutex
+	capacity, perCaller int64
+	inUse               int64
+	held                map[string]int64 // by caller (a configured key's service)
 }
 
-func newBytePool(capacity int64) *bytePool { return &bytePool{capacity: capacity} }
+func newBytePool(capacity, perCaller int64) *bytePool {
+	return &bytePool{capacity: capacity, perCaller: perCaller, held: map[string]int64{}}
+}
 
-// take reserves n bytes, or reports that they do not fit.
-func (p *bytePool) take(n int64) bool {
+// take reserves n bytes for caller, or reports that they do not fit.
+func (p *bytePool) take(caller string, n int64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.inUse+n > p.capacity {
+	if p.inUse+n > p.capacity || p.held[caller]+n > p.perCaller {
 		return false
 	}
 	p.inUse += n
+	p.held[caller] += n
 	return true
 }
 
-func (p *bytePool) give(n int64) {
+func (p *bytePool) give(caller string, n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inUse -= n
+	if p.held[caller] -= n; p.held[caller] == 0 {
+		delete(p.held, caller)
+	}
 }
 
 func (p *bytePool) used() int64 {
@@ -53,10 +61,10 @@ const readChunk = 256 << 10
 // pool first: all at once when the length is declared, in doubling steps
 // when it is not. It returns the bytes reserved, which the caller gives
 // back once the body is no longer held, also on an error.
-func (p *bytePool) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, int64, error) {
+func (p *bytePool) readBody(w http.ResponseWriter, r *http.Request, caller string, limit int64) ([]byte, int64, error) {
 	body := http.MaxBytesReader(w, r.Body, limit)
 	if n := r.ContentLength; n >= 0 {
-		if !p.take(n) {
+		if !p.take(caller, n) {
 			return nil, 0, errPoolFull
 		}
 		buf := make([]byte, n)
@@ -70,7 +78,7 @@ func (p *bytePool) readBody(w http.ResponseWriter, r *http.Request, limit int64)
 	for {
 		if int64(len(buf)) == held {
 			more := min(max(readChunk, held), limit+1-held)
-			if !p.take(more) {
+			if !p.take(caller, more) {
 				return nil, held, errPoolFull
 			}
 			held += more

@@ -25,7 +25,7 @@ type usage struct {
 	rows, bytes map[string]int64 // by scope: key:<service>, webhook:<id>
 	totalRows   int64
 	totalBytes  int64
-	busy        map[string]int // threads with deliveries pending, by webhook
+	busy        map[string]int // threads (not the channel) with deliveries pending, by webhook
 }
 
 func keyScope(service string) string { return "key:" + service }
@@ -59,7 +59,7 @@ func readUsage(ctx context.Context, tx pgx.Tx, services, hooks []string) (usage,
 	}); err != nil {
 		return u, err
 	}
-	rows, err = tx.Query(ctx, `SELECT webhook_id, count(*) FROM webhookproxy_targets WHERE webhook_id = ANY($1) AND depth > 0 GROUP BY 1`, hooks)
+	rows, err = tx.Query(ctx, `SELECT webhook_id, count(*) FROM webhookproxy_targets WHERE webhook_id = ANY($1) AND depth > 0 AND thread_id <> '' GROUP BY 1`, hooks)
 	if err != nil {
 		return u, err
 	}
@@ -81,7 +81,7 @@ func (q quotas) admit(u *usage, d delivery, targetBusy bool) bool {
 	case u.rows[k]+1 > q.keyRows || u.bytes[k]+size > q.keyBytes,
 		u.rows[h]+1 > q.hookRows || u.bytes[h]+size > q.hookBytes,
 		u.totalRows+1 > q.totalRows || u.totalBytes+size > q.totalBytes,
-		!targetBusy && u.busy[d.webhookID] >= q.threads:
+		d.threadID != "" && !targetBusy && u.busy[d.webhookID] >= q.threads:
 		return false
 	}
 	u.rows[k]++
@@ -90,7 +90,7 @@ func (q quotas) admit(u *usage, d delivery, targetBusy bool) bool {
 	u.bytes[h] += size
 	u.totalRows++
 	u.totalBytes += size
-	if !targetBusy {
+	if d.threadID != "" && !targetBusy {
 		u.busy[d.webhookID]++
 	}
 	return true

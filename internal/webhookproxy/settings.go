@@ -68,7 +68,7 @@ var (
 		Parse:   positiveInt,
 	}
 	memoryVar = config.Var{
-		Setting: config.Setting{Key: "HERALD_PROXY_MEMORY", Default: "67108864", Help: "bytes of request bodies the proxy holds in memory at once, and again for bodies over 1 MiB being delivered; a request beyond gets 503 with Retry-After"},
+		Setting: config.Setting{Key: "HERALD_PROXY_MEMORY", Default: "67108864", Help: "bytes of request bodies the proxy holds in memory at once (one caller at most half), and again for bodies over 1 MiB being delivered; a request beyond gets 503 with Retry-After"},
 		Parse:   positiveInt,
 	}
 	bodyTimeoutVar = config.Var{
@@ -156,8 +156,9 @@ func (s settings) check() error {
 		return fmt.Errorf("%s=* without %s on %s would relay anyone's messages: set keys, name the webhooks, listen on loopback, or set %s=true",
 			allowVar.Key, keysVar.Key, s.addr, openVar.Key)
 	}
-	if s.memory < execute.MaxBody(s.maxUpload) {
-		return fmt.Errorf("%s (%d) must hold one body of %s (%d bytes with the message JSON)", memoryVar.Key, s.memory, uploadVar.Key, execute.MaxBody(s.maxUpload))
+	if s.memory < 2*execute.MaxBody(s.maxUpload) {
+		return fmt.Errorf("%s (%d) must hold two bodies of %s (%d bytes each with the message JSON): one caller may hold half",
+			memoryVar.Key, s.memory, uploadVar.Key, execute.MaxBody(s.maxUpload))
 	}
 	return nil
 }

@@ -38,9 +38,42 @@ func TestParseKeys(t *testing.T) {
 	if s := fmt.Sprint(k); s != "ci,alerting" && s != "alerting,ci" {
 		t.Errorf("printed as %q", s)
 	}
-	for _, bad := range []string{"ci", "ci=short", "a=same-key-0123456789,b=same-key-0123456789"} {
+	for _, bad := range []string{"ci", "ci=short", "a=same-key-0123456789,b=same-key-0123456789", "keyless=key-0123456789abcdef"} {
 		if _, err := parseKeys(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// ALLOW=* without keys is an open relay: herald refuses to start it on an
+// address beyond loopback unless the operator says so.
+func TestOpenRelayRefusedBeyondLoopback(t *testing.T) {
+	all := allowList{all: true}
+	base := settings{allow: all, maxUpload: 10 << 20, memory: 64 << 20}
+	for _, c := range []struct {
+		addr string
+		keys serviceKeys
+		open bool
+		ok   bool
+	}{
+		{"127.0.0.1:8081", nil, false, true},
+		{"[::1]:8081", nil, false, true},
+		{"localhost:8081", nil, false, true},
+		{"0.0.0.0:8081", nil, false, false},
+		{":8081", nil, false, false},
+		{"10.0.0.5:8081", nil, false, false},
+		{"0.0.0.0:8081", serviceKeys{"key-0123456789abcdef": "ci"}, false, true},
+		{"0.0.0.0:8081", nil, true, true},
+	} {
+		s := base
+		s.addr, s.keys, s.open = c.addr, c.keys, c.open
+		if err := s.check(); (err == nil) != c.ok {
+			t.Errorf("%s keys=%d open=%v: %v, want ok=%v", c.addr, len(c.keys), c.open, err, c.ok)
+		}
+	}
+	s := base
+	s.addr, s.memory = "127.0.0.1:8081", 20<<20
+	if err := s.check(); err == nil {
+		t.Error("a memory bound below two maximum bodies was taken")
 	}
 }

@@ -55,7 +55,7 @@ func build(k feature.Kit) error {
 		r.Command("/proxy", report)
 	})
 	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, on: set.addr != ""})
-	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, tokens: tokens, bodies: newBytePool(set.memory), metrics: m, waiters: w, log: k.Log,
+	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, tokens: tokens, bodies: newBytePool(set.memory, set.memory/2), metrics: m, waiters: w, log: k.Log,
 		readBack: intents.MessageContent.EnabledBy(k.Application.Flags)})
 	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention, deadRetention: set.deadRetention})
 	k.Jobs.Periodic(pruneJob())
@@ -76,7 +76,7 @@ func build(k feature.Kit) error {
 	if err != nil {
 		return err
 	}
-	bodies := newBytePool(set.memory)
+	bodies := newBytePool(set.memory, set.memory/2)
 	m.watchBodies(bodies)
 	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.quotas), tokens: tokens, bodies: bodies, hasher: hash,
 		waiters: w, metrics: m, log: k.Log, stopping: make(chan struct{})}
