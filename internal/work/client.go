@@ -50,7 +50,7 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 	// not River's default hour, so a view job still fills its reply.
 	rescue := slices.Min([]time.Duration{backstop(o.Timeouts, Interactive), backstop(o.Timeouts, Events),
 		backstop(o.Timeouts, Sync), backstop(o.Timeouts, Background)})
-	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: o.Logger, JobTimeout: rescue, RescueStuckJobsAfter: rescue,
+	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
 		// ordering is outermost (River runs the first middleware first), so
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
 		// finish, a cancel for a missing target is. laneCalls is innermost:
