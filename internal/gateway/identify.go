@@ -1,13 +1,15 @@
 package gateway
 
 import (
-	"crypto/sha256"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 )
@@ -80,8 +82,7 @@ func (s *Session) startAllowed() (string, error) {
 		}
 		l := b.SessionStartLimit
 		if l.Remaining > 0 {
-			key := identifyKey{bot: sha256.Sum256([]byte(s.o.Token)), gateway: b.URL, key: s.o.ShardID % l.MaxConcurrency}
-			return b.URL, s.identifyTurn(key)
+			return b.URL, s.identifyTurn(s.o.ShardID % l.MaxConcurrency)
 		}
 		wait := max(time.Duration(l.ResetAfter)*time.Millisecond, time.Second)
 		s.log.Warn("gateway: Discord's session start limit is used up; waiting for it to reset before identifying",
@@ -92,40 +93,52 @@ func (s *Session) startAllowed() (string, error) {
 	}
 }
 
-// Pacer keeps max_concurrency's pace between the sessions that share it:
-// when each rate-limit key may IDENTIFY next. Shards opened by one
-// process share one; a session without one paces only itself. A key
-// names the bot and its gateway too, so sessions of other bots (or of
-// tests against other simulators) do not wait for each other.
-type Pacer struct {
-	mu   sync.Mutex
-	next map[identifyKey]time.Time
+// Pacer gives sessions their IDENTIFY turns under max_concurrency: one
+// per rate-limit key (shard_id % max_concurrency) per window. Reserve
+// takes the next turn of key and returns how long to wait for it. Shards
+// of one process share a LocalPacer; processes sharing a bot token share
+// one through Postgres (internal/cluster).
+type Pacer interface {
+	Reserve(ctx context.Context, key int, window time.Duration) (time.Duration, error)
 }
 
-// NewPacer returns a Pacer for sessions to share.
-func NewPacer() *Pacer { return &Pacer{next: map[identifyKey]time.Time{}} }
-
-type identifyKey struct {
-	bot     [32]byte // the token's hash
-	gateway string
-	key     int // shard_id % max_concurrency
+// LocalPacer paces the sessions of one process by its clock.
+type LocalPacer struct {
+	clock clockwork.Clock
+	mu    sync.Mutex
+	next  map[int]time.Time
 }
 
-// identifyTurn waits for k's turn and takes it.
-func (s *Session) identifyTurn(k identifyKey) error {
-	p := s.o.Pacer
-	for {
-		p.mu.Lock()
-		now := s.clock.Now()
-		at := p.next[k]
-		if !now.Before(at) {
-			p.next[k] = now.Add(identifyWindow)
-			p.mu.Unlock()
-			return nil
-		}
-		p.mu.Unlock()
-		if err := s.sleep(at.Sub(now)); err != nil {
-			return err
-		}
+// NewPacer returns a LocalPacer for sessions to share; nil clock is the
+// real one.
+func NewPacer(clock clockwork.Clock) *LocalPacer {
+	if clock == nil {
+		clock = clockwork.NewRealClock()
 	}
+	return &LocalPacer{clock: clock, next: map[int]time.Time{}}
+}
+
+// Reserve takes key's next turn.
+func (p *LocalPacer) Reserve(_ context.Context, key int, window time.Duration) (time.Duration, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	at := p.next[key]
+	if at.Before(now) {
+		at = now
+	}
+	p.next[key] = at.Add(window)
+	return at.Sub(now), nil
+}
+
+// identifyTurn waits for the session's turn to IDENTIFY.
+func (s *Session) identifyTurn(key int) error {
+	wait, err := s.o.Pacer.Reserve(s.ctx, key, identifyWindow)
+	if err != nil {
+		return err
+	}
+	if wait <= 0 {
+		return nil
+	}
+	return s.sleep(wait)
 }

@@ -41,8 +41,9 @@ type Options struct {
 	// INVALID_SESSION falls, as a number in [0,1). nil is math/rand/v2.
 	Random func() float64
 	// Pacer spaces the identifies of the sessions sharing it (shards of
-	// one process) by max_concurrency; nil paces this session alone.
-	Pacer *Pacer
+	// one process, or of all processes on the token) by max_concurrency;
+	// nil paces this session alone.
+	Pacer Pacer
 }
 
 // Session is one gateway session, kept connected until Close or a fatal
@@ -86,7 +87,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		o.Random = rand.Float64
 	}
 	if o.Pacer == nil {
-		o.Pacer = NewPacer()
+		o.Pacer = NewPacer(o.Clock)
 	}
 	s := &Session{o: o, log: o.Logger, clock: o.Clock, errc: make(chan error, 1), done: make(chan struct{}), guilds: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))

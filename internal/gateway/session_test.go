@@ -288,7 +288,7 @@ func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 				s.Clock.Advance(3 * time.Millisecond) // spread the snowflakes' timestamps
 			}
 			var sessions [2]*Session
-			pacer := NewPacer()
+			pacer := NewPacer(s.Clock)
 			for shard := range 2 {
 				o, _ := options(t, s, &logbuf.Buffer{})
 				o.ShardID, o.ShardCount, o.Pacer = shard, 2, pacer

@@ -1,0 +1,142 @@
+// Package cluster lets several herald processes share one bot token
+// through Postgres: each live process holds a lease it renews every
+// second (herald_processes), the gateway's shards are spread over the
+// live processes by leases of their own (herald_shards), and IDENTIFY
+// turns under Discord's max_concurrency are taken from one table for all
+// of them (herald_identify). A process that dies loses what it held when
+// its lease expires; one that stops hands it over at once.
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Options configure a process's membership.
+type Options struct {
+	DB      *pgxpool.Pool
+	Version string
+	Logger  *slog.Logger
+	// Lease is how long a process and its shards stay its own without a
+	// renewal: how soon a dead process's shards move. Every is how often
+	// leases are renewed and shards rebalanced. Defaults: 5 s and 1 s.
+	Lease, Every time.Duration
+	// Host names the machine; "" is its hostname. Tests running several
+	// members in one process give each a host of its own.
+	Host string
+}
+
+// Cluster is this process's membership.
+type Cluster struct {
+	o    Options
+	id   string
+	host string
+	pid  int
+}
+
+// Join registers this process as live.
+func Join(ctx context.Context, o Options) (*Cluster, error) {
+	if o.DB == nil || o.Logger == nil {
+		return nil, errors.New("cluster: Options need DB and Logger")
+	}
+	if o.Lease <= 0 {
+		o.Lease = 5 * time.Second
+	}
+	if o.Every <= 0 {
+		o.Every = time.Second
+	}
+	if o.Every >= o.Lease {
+		return nil, fmt.Errorf("cluster: renewing every %s cannot keep a lease of %s", o.Every, o.Lease)
+	}
+	host := o.Host
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	c := &Cluster{o: o, host: host, pid: os.Getpid()}
+	c.id = fmt.Sprintf("%s-%d-%s", host, c.pid, hex.EncodeToString(b[:]))
+	if _, err := o.DB.Exec(ctx, `INSERT INTO herald_processes (id, host, pid, version, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+		c.id, host, c.pid, o.Version, o.Lease.Seconds()); err != nil {
+		return nil, fmt.Errorf("cluster: join: %w", err)
+	}
+	if err := c.buryLocal(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ID names this process in herald_processes, logs and /herald status.
+func (c *Cluster) ID() string { return c.id }
+
+// buryLocal ends the leases of earlier processes on this host whose
+// process is gone — the one this process replaces after a crash, above
+// all — so their shards move now instead of when the lease runs out.
+func (c *Cluster) buryLocal(ctx context.Context) error {
+	rows, err := c.o.DB.Query(ctx, `SELECT id, pid FROM herald_processes WHERE host = $1 AND id <> $2 AND lease_until > now()`, c.host, c.id)
+	if err != nil {
+		return fmt.Errorf("cluster: read this host's processes: %w", err)
+	}
+	var dead []string
+	var id string
+	var pid int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &pid}, func() error {
+		// Gone: its pid is no process, or this one's (a container
+		// restarted under the same name and pid).
+		if pid == c.pid || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			dead = append(dead, id)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("cluster: read this host's processes: %w", err)
+	}
+	if len(dead) == 0 {
+		return nil
+	}
+	c.o.Logger.InfoContext(ctx, "cluster: taking over from processes of this host that are gone", "processes", len(dead))
+	_, err = c.o.DB.Exec(ctx, `WITH gone AS (UPDATE herald_processes SET lease_until = now() WHERE id = ANY($1) RETURNING id)
+		UPDATE herald_shards SET owner = NULL, lease_until = '-infinity' WHERE owner IN (SELECT id FROM gone)`, dead)
+	return err
+}
+
+// Member is one live process as Members reports it.
+type Member struct {
+	ID, Host, Version string
+	Started           time.Time
+	Shards            []int
+}
+
+// Members lists the live processes, oldest first, with their shards.
+func (c *Cluster) Members(ctx context.Context) ([]Member, error) {
+	rows, err := c.o.DB.Query(ctx, `SELECT p.id, p.host, p.version, p.started_at,
+			coalesce(array_agg(s.shard_id ORDER BY s.shard_id) FILTER (WHERE s.shard_id IS NOT NULL), '{}')
+		FROM herald_processes p LEFT JOIN herald_shards s ON s.owner = p.id AND s.lease_until > now()
+		WHERE p.lease_until > now() GROUP BY p.id ORDER BY p.started_at, p.id`)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: members: %w", err)
+	}
+	defer rows.Close()
+	var out []Member
+	for rows.Next() {
+		var m Member
+		var shards []int32
+		if err := rows.Scan(&m.ID, &m.Host, &m.Version, &m.Started, &shards); err != nil {
+			return nil, err
+		}
+		for _, s := range shards {
+			m.Shards = append(m.Shards, int(s))
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,170 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// served records which member serves which shard, and fails the test if
+// two ever serve one at once.
+type served struct {
+	t  *testing.T
+	mu sync.Mutex
+	by map[int]string
+}
+
+func (s *served) serve(member string) ServeFunc {
+	return func(ctx context.Context, shard int) error {
+		s.mu.Lock()
+		if other, ok := s.by[shard]; ok {
+			s.t.Errorf("shard %d served by %s and %s at once", shard, other, member)
+		}
+		s.by[shard] = member
+		s.mu.Unlock()
+		<-ctx.Done()
+		s.mu.Lock()
+		delete(s.by, shard)
+		s.mu.Unlock()
+		return nil
+	}
+}
+
+// owners is how many shards each member serves, and how many are served.
+func (s *served) owners() (map[string]int, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for _, m := range s.by {
+		out[m]++
+	}
+	return out, len(s.by)
+}
+
+func (s *served) waitFor(what string, cond func(map[string]int, int) bool) time.Duration {
+	s.t.Helper()
+	start := time.Now()
+	for time.Since(start) < 20*time.Second {
+		if cond(s.owners()) {
+			return time.Since(start)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	by, n := s.owners()
+	s.t.Fatalf("timed out waiting for %s: %d served, %v", what, n, by)
+	return 0
+}
+
+type member struct {
+	c    *Cluster
+	stop context.CancelFunc
+	done chan struct{} // closed when Shards returned
+}
+
+func run(t *testing.T, db *pgxpool.Pool, name string, s *served) *member {
+	t.Helper()
+	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Lease: time.Second, Every: 100 * time.Millisecond, Host: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	m := &member{c: c, stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		if err := c.Shards(ctx, 3, s.serve(name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-m.done })
+	return m
+}
+
+// Three shards spread over the live members as they come, move at once
+// from one that stops, and within the lease from one that dies; no shard
+// is ever served twice at once.
+func TestShardsSpreadAndMove(t *testing.T) {
+	t.Parallel()
+	url := storetest.URL(t)
+	db := pool(t, url)
+	s := &served{t: t, by: map[int]string{}}
+	run(t, db, "a", s)
+	s.waitFor("a serving all three", func(by map[string]int, n int) bool { return by["a"] == 3 })
+	b := run(t, db, "b", s)
+	s.waitFor("a and b sharing", func(by map[string]int, n int) bool { return n == 3 && by["a"] == 2 && by["b"] == 1 })
+	// c dies: its pool closes, so it can neither renew nor hand over.
+	cdb := pool(t, url)
+	run(t, cdb, "c", s)
+	s.waitFor("one shard each", func(by map[string]int, n int) bool { return n == 3 && by["a"] == 1 && by["b"] == 1 && by["c"] == 1 })
+	members, err := b.c.Members(t.Context())
+	if err != nil || len(members) != 3 {
+		t.Fatalf("members %v, %v", members, err)
+	}
+
+	b.stop()
+	<-b.done
+	took := s.waitFor("b's shard taken over", func(by map[string]int, n int) bool { return n == 3 && by["b"] == 0 })
+	t.Logf("a graceful stop: its shard served again after %s", took)
+
+	cdb.Close()
+	took = s.waitFor("c's shard taken over", func(by map[string]int, n int) bool { return n == 3 && by["c"] == 0 })
+	t.Logf("a dead member (lease 1 s): its shard served again after %s", took)
+}
+
+// A process that replaces a crashed one on the same host takes its shards
+// at once instead of waiting out the lease.
+func TestRestartOnTheSameHostTakesOverAtOnce(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	const gonePID = 4_000_000 // above Linux's pid_max: no such process
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_processes (id, host, pid, version, lease_until) VALUES ('old', 'h', $1, 'v', now() + interval '1 hour')`, gonePID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_shards (shard_count, shard_id, owner, lease_until) VALUES (3, 0, 'old', now() + interval '1 hour')`); err != nil {
+		t.Fatal(err)
+	}
+	s := &served{t: t, by: map[int]string{}}
+	run(t, db, "h", s)
+	s.waitFor("all three served", func(by map[string]int, n int) bool { return by["h"] == 3 })
+}
+
+// IDENTIFY turns of one key are spaced by the window for every process;
+// another key has its own.
+func TestReserveSpacesIdentifies(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []time.Duration
+	for _, key := range []int{0, 0, 0, 1} {
+		w, err := c.Reserve(t.Context(), key, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, w.Round(time.Second))
+	}
+	if want := []time.Duration{0, 5 * time.Second, 10 * time.Second, 0}; !slices.Equal(waits, want) {
+		t.Errorf("waits %v, want %v", waits, want)
+	}
+}
+
+func pool(t *testing.T, url string) *pgxpool.Pool {
+	t.Helper()
+	db, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
