@@ -60,6 +60,8 @@ func TestUsage(t *testing.T) {
 		{"bench one suite help", []string{"bench", "jobs", "-h"}, 0, "Usage: herald bench jobs [flags]"},
 		{"bench jobs bad workers", []string{"bench", "jobs", "--workers", "0"}, 2, "--workers must be from 1 to 1000, got 0"},
 		{"bench proxy bad accept-for", []string{"bench", "proxy", "--accept-for", "500ms"}, 2, "--accept-for must be from 1s to 10m0s, got 500ms"},
+		{"bench proxy hostile short phase", []string{"bench", "proxy", "--hostile", "--phase", "100ms"}, 2, "--phase must be from 1s to 10m0s, got 100ms"},
+		{"bench proxy hostile no bodies", []string{"bench", "proxy", "--hostile", "--max-bodies", "0"}, 2, "--max-bodies must be from 1 to 256, got 0"},
 		{"bench transport short target", []string{"bench", "transport", "--target", "10ms"}, 2, "--target must be from 100ms to 10m0s, got 10ms"},
 		{"bench tickets one member", []string{"bench", "tickets", "--members", "1"}, 2, "--members must be at least 2"},
 		{"demo too many members", []string{"demo", "--members", "5000"}, 2, "members must be from 1 to 1000, got 5000"},

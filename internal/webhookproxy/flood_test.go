@@ -1,0 +1,251 @@
+package webhookproxy_test
+
+import (
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
+)
+
+const (
+	honestKey   = "honest-key-0123456789"
+	attackerKey = "attacker-key-0123456789"
+)
+
+// A flood of distinct bad webhook tokens through the proxy, on a webhook
+// that delivered and on fresh ones never used, during a burst of
+// role-menu clicks and honest notifications, beside the same burst
+// without it: every click is answered, every honest notification
+// accepted and delivered once, and the bot's own invalid-request budget
+// stays at 0 however many of the attacker's tokens reach Discord.
+func TestBadTokenFloodDuringInteractions(t *testing.T) {
+	t.Parallel()
+	const members, honest, fresh = 20, 10, 30
+	f := sim.DefaultFixture()
+	for i := range 2 * members {
+		f.Members = append(f.Members, sim.FixtureMember{Username: "m" + strconv.Itoa(i)})
+	}
+	for i := range fresh / 10 {
+		f.Channels = append(f.Channels, sim.FixtureChannel{Name: "hooks-" + strconv.Itoa(i)})
+	}
+	p := start(t, map[string]string{"HERALD_PROXY_KEYS": "honest=" + honestKey + ",attacker=" + attackerKey}, heraldtest.WithFixture(f))
+	// Setup only: creating the webhooks would wait on their bucket.
+	if err := p.Sim.Server.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/webhooks", Limit: 1000, WindowMS: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	var freshIDs []string
+	for i := range fresh {
+		id, _ := p.webhook(t, p.Channel("hooks-"+strconv.Itoa(i/10)))
+		freshIDs = append(freshIDs, id)
+	}
+	owner := p.As("owner")
+	owner.Command("general", "/rolemenu/create", heraldtest.Opts{"name": "news"}).Reply()
+	owner.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": "news", "role": p.Role("News")}).Reply()
+	owner.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "news", "channel": p.Channel("roles")}).Reply()
+	var menu *discordgo.Message
+	p.Eventually("the menu in #roles", func() bool {
+		for _, m := range p.Messages(p.Channel("roles")) {
+			if strings.HasPrefix(m.Content, "**news**") && len(m.Components) > 0 {
+				menu = m
+				return true
+			}
+		}
+		return false
+	})
+	button := menu.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button).CustomID
+	// The honest webhook delivered once: its token is known.
+	if a := p.post(t, honestKey, p.hook, p.token, "?wait=true", "warm-up"); a != http.StatusOK {
+		t.Fatalf("warm-up: %d", a)
+	}
+
+	// burst clicks the menu as members from first on, each for the first
+	// time (the same calls to Discord in both runs), and posts the honest
+	// notifications; it returns the clicks' ack latencies, sorted.
+	burst := func(run string, first int) []float64 {
+		var clicks []heraldtest.Sent
+		for i := range members {
+			clicks = append(clicks, p.As("m"+strconv.Itoa(first+i)).Click(menu, button))
+		}
+		for i := range honest {
+			if status := p.post(t, honestKey, p.hook, p.token, "", fmt.Sprintf("honest %s %d", run, i)); status != http.StatusNoContent {
+				t.Errorf("honest notification %s %d: %d, want 204", run, i, status)
+			}
+		}
+		var acks []float64
+		for _, c := range clicks {
+			if st := c.Ack(); st.AckLatencyMS != nil {
+				acks = append(acks, *st.AckLatencyMS)
+			}
+		}
+		slices.Sort(acks)
+		return acks
+	}
+	quiet := burst("quiet", 0)
+	before := invalidBudgets(t, p.Metrics())
+
+	fl := p.flood(t, append([]string{p.hook}, freshIDs...))
+	p.Eventually("the flood under way", func() bool { return fl.sent.Load() >= 100 })
+	flooded := burst("flood", members)
+	fl.stop()
+
+	// Every honest notification once, none lost.
+	p.Eventually("the honest notifications delivered", func() bool { return len(p.byWebhook(p.Channel("general"), p.hook)) >= 1+2*honest })
+	seen := map[string]int{}
+	for _, m := range p.byWebhook(p.Channel("general"), p.hook) {
+		seen[m.Content]++
+	}
+	for _, run := range []string{"quiet", "flood"} {
+		for i := range honest {
+			if c := fmt.Sprintf("honest %s %d", run, i); seen[c] != 1 {
+				t.Errorf("%q delivered %d times, want once", c, seen[c])
+			}
+		}
+	}
+	// The tokens the proxy took reach Discord (or are checked there)
+	// before the budget is read.
+	p.Eventually("every fresh webhook the proxy accepted a token for to reach Discord", func() bool {
+		asked := map[string]bool{}
+		for _, r := range p.Sim.Server.Requests() {
+			if id, ok := strings.CutPrefix(r.Path, "/webhooks/"); ok {
+				asked[strings.SplitN(id, "/", 2)[0]] = true
+			}
+		}
+		for id := range fl.acceptedOn() {
+			if !asked[id] {
+				return false
+			}
+		}
+		return true
+	})
+	budgets := invalidBudgets(t, p.Metrics())
+	t.Logf("flood: %d bad tokens on %d webhooks, answered %v; herald's invalid requests by budget %v before it, %v after",
+		fl.sent.Load(), 1+fresh, fl.answers(), before, budgets)
+	t.Logf("ack p50 %.1f ms quiet, %.1f ms flood (%.2f×); p99 %.1f ms quiet, %.1f ms flood (%.2f×)",
+		pct(quiet, 50), pct(flooded, 50), pct(flooded, 50)/pct(quiet, 50), pct(quiet, 99), pct(flooded, 99), pct(flooded, 99)/pct(quiet, 99))
+	if n, ok := budgets["bot"]; !ok || n != 0 {
+		t.Errorf("the bot's invalid-request budget: %d (reported: %v; %d before the flood), want 0", n, ok, before["bot"])
+	}
+	if len(quiet) != members || len(flooded) != members {
+		t.Errorf("ack latencies: %d quiet, %d flood, want %d each", len(quiet), len(flooded), members)
+	}
+}
+
+// post sends a message through the proxy with a service's key and
+// returns the answer's status.
+func (p *proxied) post(t *testing.T, key, hook, token, query, content string) int {
+	t.Helper()
+	return p.send(t, http.MethodPost, "/api/webhooks/"+hook+"/"+token+query, "application/json", []byte(`{"content":"`+content+`"}`),
+		map[string]string{"Authorization": "Bearer " + key}).status
+}
+
+// flood posts distinct bad tokens on hooks with the attacker's key, from
+// four callers, until stopped.
+type flood struct {
+	sent     atomic.Int64
+	mu       sync.Mutex
+	byStatus map[int]int
+	accepted map[string]bool // webhooks a bad token was accepted on
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+func (p *proxied) flood(t *testing.T, hooks []string) *flood {
+	fl := &flood{byStatus: map[int]int{}, accepted: map[string]bool{}, done: make(chan struct{})}
+	hc := &http.Client{}
+	for range 4 {
+		fl.wg.Add(1)
+		go func() {
+			defer fl.wg.Done()
+			for {
+				select {
+				case <-fl.done:
+					return
+				default:
+				}
+				// 68 characters, as Discord's webhook tokens.
+				hook, token := hooks[rand.IntN(len(hooks))], make([]byte, 34)
+				for i := range token {
+					token[i] = byte(rand.Uint32())
+				}
+				req, _ := http.NewRequest(http.MethodPost, p.base()+"/api/webhooks/"+hook+"/"+hex.EncodeToString(token), strings.NewReader(`{"content":"x"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+attackerKey)
+				res, err := hc.Do(req)
+				if err != nil {
+					continue
+				}
+				res.Body.Close()
+				fl.sent.Add(1)
+				fl.mu.Lock()
+				fl.byStatus[res.StatusCode]++
+				if res.StatusCode < 300 {
+					fl.accepted[hook] = true
+				}
+				fl.mu.Unlock()
+			}
+		}()
+	}
+	t.Cleanup(fl.stop)
+	return fl
+}
+
+func (fl *flood) stop() {
+	select {
+	case <-fl.done:
+	default:
+		close(fl.done)
+	}
+	fl.wg.Wait()
+}
+
+func (fl *flood) acceptedOn() map[string]bool {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return maps.Clone(fl.accepted)
+}
+
+func (fl *flood) answers() map[int]int {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	return maps.Clone(fl.byStatus)
+}
+
+// invalidBudgets reads herald_discord_invalid_requests by budget from a
+// /metrics page.
+func invalidBudgets(t *testing.T, metrics string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, line := range strings.Split(metrics, "\n") {
+		rest, ok := strings.CutPrefix(line, `herald_discord_invalid_requests{budget="`)
+		if !ok {
+			continue
+		}
+		budget, value, _ := strings.Cut(rest, `"} `)
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		out[budget] = int(v)
+	}
+	return out
+}
+
+// pct is the p-th percentile of sorted values.
+func pct(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[max(int(float64(len(sorted))*p/100+0.5)-1, 0)]
+}
