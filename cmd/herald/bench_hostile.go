@@ -25,11 +25,19 @@ func hostileFlags(fs *flag.FlagSet, scale *float64) func(context.Context, env) (
 	fresh := fs.Int("fresh-webhooks", 100, "--hostile: never-used webhooks the attacker sends bad tokens to, beside the honest ones")
 	bodies := fs.Int("max-bodies", 16, "--hostile: the attacker's concurrent bodies of the largest size allowed")
 	upload := fs.Int64("max-upload", 10<<20, "--hostile: HERALD_PROXY_MAX_BODY of the herald measured, the files' bytes in each of those bodies")
+	attacks := fs.String("attacks", "tokens,bodies,threads", "--hostile: the attacker's kinds of abuse, at once: bad tokens, maximum bodies, random thread ids")
 	return func(ctx context.Context, e env) (bench.ProxyResult, error) {
 		if err := cmp.Or(within("phase", *phase, time.Second, 10*time.Minute), within("honest-callers", *callers, 1, 256),
 			within("honest-rate", *rate, 0.1, 10_000), within("fresh-webhooks", *fresh, 1, 1000), within("max-bodies", *bodies, 1, 256),
 			within("max-upload", int(*upload), 2, 100<<20), within("scale", *scale, 0.005, 1)); err != nil {
 			return bench.ProxyResult{}, err
+		}
+		kinds := map[string]int{}
+		for _, k := range strings.Split(*attacks, ",") {
+			if k != "tokens" && k != "bodies" && k != "threads" {
+				return bench.ProxyResult{}, usageError(fmt.Sprintf("--attacks takes tokens, bodies and threads, got %q", k))
+			}
+			kinds[k] = 1
 		}
 		self, err := os.Executable()
 		if err != nil {
@@ -40,7 +48,7 @@ func hostileFlags(fs *flag.FlagSet, scale *float64) func(context.Context, env) (
 			return bench.ProxyResult{}, err
 		}
 		res, err := bench.RunHostile(ctx, dbURL, func() *exec.Cmd { return exec.Command(self, "run") }, bench.HostilePhase(*phase),
-			bench.HostileHonest(*callers, *rate, 4), bench.HostileAttack(16, *fresh, *bodies, 16), bench.HostileMaxUpload(*upload),
+			bench.HostileHonest(*callers, *rate, 4), bench.HostileAttack(16*kinds["tokens"], *fresh, *bodies*kinds["bodies"], 16*kinds["threads"]), bench.HostileMaxUpload(*upload),
 			bench.HostileTimeScale(*scale))
 		return bench.ProxyResult{Hostile: &res}, err
 	}

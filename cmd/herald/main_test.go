@@ -62,6 +62,7 @@ func TestUsage(t *testing.T) {
 		{"bench proxy bad accept-for", []string{"bench", "proxy", "--accept-for", "500ms"}, 2, "--accept-for must be from 1s to 10m0s, got 500ms"},
 		{"bench proxy hostile short phase", []string{"bench", "proxy", "--hostile", "--phase", "100ms"}, 2, "--phase must be from 1s to 10m0s, got 100ms"},
 		{"bench proxy hostile no bodies", []string{"bench", "proxy", "--hostile", "--max-bodies", "0"}, 2, "--max-bodies must be from 1 to 256, got 0"},
+		{"bench proxy hostile unknown attack", []string{"bench", "proxy", "--hostile", "--attacks", "tokens,ddos"}, 2, `--attacks takes tokens, bodies and threads, got "ddos"`},
 		{"bench transport short target", []string{"bench", "transport", "--target", "10ms"}, 2, "--target must be from 100ms to 10m0s, got 10ms"},
 		{"bench tickets one member", []string{"bench", "tickets", "--members", "1"}, 2, "--members must be at least 2"},
 		{"demo too many members", []string{"demo", "--members", "5000"}, 2, "members must be from 1 to 1000, got 5000"},

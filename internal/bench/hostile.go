@@ -133,7 +133,7 @@ func HostileHonest(callers int, offeredPerS float64, webhooks int) HostileOption
 // HostileAttack sets the attacker's concurrent bad-token callers, the
 // fresh webhooks they aim at beside the honest ones, the concurrent
 // maximum-size bodies and the random-thread callers (default 16, 100,
-// 16, 16).
+// 16, 16); a kind with no callers is left out, to tell which hurts.
 func HostileAttack(floods, fresh, bodies, threads int) HostileOption {
 	return func(c *hostileConfig) { c.floods, c.fresh, c.bodies, c.thread = floods, fresh, bodies, threads }
 }
@@ -156,9 +156,9 @@ func RunHostile(ctx context.Context, dbURL string, herald func() *exec.Cmd, opts
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.phase <= 0 || c.callers < 1 || c.offered <= 0 || c.hooksPer < 1 || c.fresh < 1 || c.floods < 1 || c.bodies < 1 || c.thread < 1 ||
+	if c.phase <= 0 || c.callers < 1 || c.offered <= 0 || c.hooksPer < 1 || c.fresh < 1 || c.floods < 0 || c.bodies < 0 || c.thread < 0 || c.floods+c.bodies+c.thread == 0 ||
 		c.maxUpload < 2 || c.scale <= 0 || herald == nil {
-		return HostileResult{}, errors.New("hostile bench: every setting must be above zero")
+		return HostileResult{}, errors.New("hostile bench: every setting must be above zero, but for the attack's kinds, one of which must be")
 	}
 	start := time.Now()
 	res := HostileResult{PhaseSeconds: c.phase.Seconds(), TimeScale: c.scale, Services: 2, Callers: c.callers, WebhooksPerService: c.hooksPer,

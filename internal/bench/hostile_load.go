@@ -145,7 +145,6 @@ func startAttack(proxy string, plan attackPlan) *attack {
 	a := &attack{badTokens: map[string]int{}, maxBodies: map[string]int{}, threads: map[string]int{}, stopping: make(chan struct{})}
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: plan.floods + plan.bodies + plan.thread}, Timeout: 2 * time.Minute}
 	base := "http://" + proxy + "/api/webhooks/"
-	contentType, big := maxBody(plan.maxUpload)
 	small := []byte(`{"content":"attack"}`)
 	var n atomic.Int64
 	loop := func(counts map[string]int, next func(rng *rand.Rand) (url, contentType string, body []byte)) {
@@ -183,6 +182,11 @@ func startAttack(proxy string, plan attackPlan) *attack {
 			}
 			return base + targets[rng.IntN(len(targets))].id + "/" + hex.EncodeToString(token), "application/json", small
 		})
+	}
+	var contentType string
+	var big []byte
+	if plan.bodies > 0 {
+		contentType, big = maxBody(plan.maxUpload)
 	}
 	for i := range plan.bodies {
 		h := plan.own[i%len(plan.own)]
