@@ -27,7 +27,7 @@ func TestHostileRun(t *testing.T) {
 	// within them, while the attacker's thread ids pile up as pending
 	// targets, as they would on a real server.
 	res, err := RunHostile(t.Context(), storetest.URL(t), herald, HostilePhase(3*time.Second), HostileHonest(2, 4, 2),
-		HostileAttack(4, 20, 4, 32), HostileMaxUpload(1<<20), HostileTimeScale(1))
+		HostileAttack(4, 20, 1, 48), HostileMaxUpload(1<<20), HostileTimeScale(1))
 	if err != nil {
 		t.Fatal(err)
 	}
