@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/herald-bot/herald/internal/bench"
 )
 
 func names(ss []suite) []string {
@@ -156,5 +158,26 @@ func TestBenchMany(t *testing.T) {
 	if code := benchMany(t.Context(), chosen[:1], false, e, inProcess); code != exitOK ||
 		!strings.HasPrefix(out.String(), "== first: first in one line\nfirst measured 3\n(first took ") {
 		t.Errorf("human output = %d\n%s", code, out)
+	}
+}
+
+// The proxy suite prints --hostile's result instead of its phases, each
+// figure beside the target, and says when the series grew past
+// their allowance.
+func TestPrintHostile(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	printProxy(&out, bench.ProxyResult{Hostile: &bench.HostileResult{Services: 2, Callers: 8, WebhooksPerService: 4, MaxBodies: 16, MaxUpload: 10 << 20,
+		Quiet: bench.Honest{AcceptedPerS: 40}, Hostile: bench.Honest{AcceptedPerS: 36}, AcceptRatio: 0.9,
+		HeraldInvalid: map[string]int{"bot": 0, "webhooks": 12}, RSSHostileMB: 250, SeriesBefore: 200, SeriesPeak: 9000, SeriesAllowance: 100}})
+	for _, want := range []string{"accepted/s                  40.00      36.00           0.90  ≥ 0.90",
+		"herald's budgets {bot 0, webhooks 12} (target: bot 0)", "250.0 MB hostile", "(target < 300 MB with 16 concurrent maximum bodies)",
+		"200 before, 9000 at peak", "NOT bounded (target: at most 100 added)", "lost 0, duplicated 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "acceptance:") {
+		t.Errorf("the three phases printed beside --hostile:\n%s", out.String())
 	}
 }

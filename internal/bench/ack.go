@@ -156,8 +156,8 @@ func startHerald(ctx context.Context, w *world, dbURL string, extra ...feature.F
 }
 
 // emptyTables starts each run from empty tables (all but the migrations'
-// own), so no run pays for the rows (and index pages) an earlier one
-// left.
+// own and the webhook proxy's token key, which a migration makes once),
+// so no run pays for the rows (and index pages) an earlier one left.
 func emptyTables(ctx context.Context, dbURL string) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
@@ -166,7 +166,7 @@ func emptyTables(ctx context.Context, dbURL string) error {
 	defer conn.Close(ctx)
 	var tables string
 	if err := conn.QueryRow(ctx, `SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables
-		WHERE schemaname = current_schema() AND tablename NOT IN ('river_migration', 'herald_schema_migrations')`).Scan(&tables); err != nil {
+		WHERE schemaname = current_schema() AND tablename NOT IN ('river_migration', 'herald_schema_migrations', 'webhookproxy_secret')`).Scan(&tables); err != nil {
 		return err
 	}
 	_, err = conn.Exec(ctx, `TRUNCATE `+tables)

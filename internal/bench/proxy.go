@@ -99,6 +99,10 @@ type ProxyResult struct {
 	Duplicates int `json:"duplicates"`
 	// Seconds is the whole run's wall-clock time.
 	Seconds float64 `json:"seconds"`
+
+	// Hostile is `herald bench proxy --hostile`'s result, which runs
+	// instead of the three phases above.
+	Hostile *HostileResult `json:"hostile,omitempty"`
 }
 
 // ProxyOption changes one setting of RunProxy.

@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// child is herald running as a process of its own, so what is read from
+// /proc is herald's memory alone, not the simulator's or the callers'.
+type child struct {
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	adminAddr string
+	proxyAddr string
+	log       *tail
+}
+
+// startChild runs the command herald returns with env added to its
+// environment (this process's, unless it has one) and waits until it is
+// ready.
+func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]string) (*child, error) {
+	admin, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	c := &child{cmd: herald(), exited: make(chan struct{}), adminAddr: admin, proxyAddr: proxy, log: &tail{max: 16 << 10}}
+	if c.cmd.Env == nil {
+		c.cmd.Env = os.Environ()
+	}
+	env["HERALD_HTTP_ADDR"], env["HERALD_PROXY_ADDR"] = admin, proxy
+	for k, v := range env {
+		c.cmd.Env = append(c.cmd.Env, k+"="+v)
+	}
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("herald: %w", err)
+	}
+	go func() { c.cmd.Wait(); close(c.exited) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-c.exited:
+			return nil, fmt.Errorf("herald exited before it was ready (%s): %s", c.cmd.ProcessState, c.log)
+		case <-ctx.Done():
+			c.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if res, err := http.Get("http://" + admin + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return c, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return nil, errors.New("herald not ready after 60s")
+		}
+	}
+}
+
+// stop stops herald as SIGTERM does, killing it if it lingers.
+func (c *child) stop() {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+	case <-time.After(15 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.exited
+	}
+}
+
+// alive reports an error once herald has exited.
+func (c *child) alive() error {
+	select {
+	case <-c.exited:
+		return fmt.Errorf("herald exited (%s): %s", c.cmd.ProcessState, c.log)
+	default:
+		return nil
+	}
+}
+
+// scrape is what herald's /metrics showed at one moment.
+type scrape struct {
+	series  int            // samples, one per line: every label set of every metric
+	invalid map[string]int // herald_discord_invalid_requests by budget
+}
+
+func (c *child) scrape() (scrape, error) {
+	res, err := http.Get("http://" + c.adminAddr + "/metrics")
+	if err != nil {
+		return scrape{}, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return scrape{}, fmt.Errorf("/metrics: %d", res.StatusCode)
+	}
+	s := scrape{invalid: map[string]int{}}
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		s.series++
+		rest, ok := strings.CutPrefix(line, `herald_discord_invalid_requests{budget="`)
+		if !ok {
+			continue
+		}
+		budget, value, _ := strings.Cut(rest, `"} `)
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return scrape{}, fmt.Errorf("/metrics: %q: %w", line, err)
+		}
+		s.invalid[budget] = int(v)
+	}
+	return s, sc.Err()
+}
+
+// memory reads herald's resident set now and its peak so far (VmRSS,
+// VmHWM) in MiB.
+func (c *child) memory() (rss, hwm float64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/status")
+	if err != nil {
+		return 0, 0, err
+	}
+	read := func(field string) (float64, error) {
+		_, rest, ok := bytes.Cut(b, []byte("\n"+field+":"))
+		if !ok {
+			return 0, fmt.Errorf("no %s in /proc/<pid>/status", field)
+		}
+		line, _, _ := bytes.Cut(rest, []byte("\n"))
+		kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(line)), " kB"))
+		return float64(kb) / 1024, err
+	}
+	if rss, err = read("VmRSS"); err != nil {
+		return 0, 0, err
+	}
+	hwm, err = read("VmHWM")
+	return rss, hwm, err
+}
+
+// rssPeak samples herald's VmRSS every 50 ms until stopped and keeps the
+// highest.
+type rssPeak struct {
+	mu   sync.Mutex
+	peak float64
+	err  error
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func sampleRSS(c *child) *rssPeak {
+	p := &rssPeak{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			rss, _, err := c.memory()
+			p.mu.Lock()
+			p.peak, p.err = max(p.peak, rss), cmp.Or(p.err, err)
+			p.mu.Unlock()
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+// stop ends the sampling and returns the peak in MiB.
+func (p *rssPeak) stop() (float64, error) {
+	close(p.done)
+	p.wg.Wait()
+	return p.peak, p.err
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// tail keeps the last max bytes written to it: herald's last words, for
+// an error.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.TrimSpace(t.b))
+}
