@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,13 +25,15 @@ import (
 // one COMMIT — one WAL flush for all of them — so the cost per accepted
 // request falls as the load rises, while a lone request is written at
 // once. No caller is answered before its own row is committed. A group
-// is bounded in bodies' bytes too, so large posts do not make one
-// transaction that holds everyone else's past its deadline.
+// is bounded in bodies' bytes too, and bodies over largeBody are written
+// one at a time by a writer of their own, so large posts never hold the
+// small ones behind them.
 const (
 	acceptMax      = 200             // deliveries in one transaction
 	acceptMaxBytes = 16 << 20        // their bodies' bytes, past the first
 	acceptTimeout  = 5 * time.Second // one transaction's deadline
-	acceptWriters  = 2
+	acceptWriters  = 2               // for bodies up to largeBody
+	largeBody      = 1 << 20
 )
 
 // delivery is one request to accept; fp is its token's fingerprint.
@@ -62,11 +65,12 @@ type acceptor struct {
 	jobs   *work.Client // inserts only
 	batch  prometheus.Observer
 	quotas quotas
-	queue  chan *acceptItem
+	queue  chan *acceptItem // bodies up to largeBody
+	large  chan *acceptItem
 }
 
 func newAcceptor(db *pgxpool.Pool, jobs *work.Client, batch prometheus.Observer, q quotas) *acceptor {
-	return &acceptor{db: db, jobs: jobs, batch: batch, quotas: q, queue: make(chan *acceptItem, 4*acceptMax)}
+	return &acceptor{db: db, jobs: jobs, batch: batch, quotas: q, queue: make(chan *acceptItem, 4*acceptMax), large: make(chan *acceptItem, acceptMax)}
 }
 
 // errStopped means the proxy is stopping and took nothing more.
@@ -79,8 +83,12 @@ var errStopped = errors.New("webhookproxy: stopping")
 // request no transaction took yet is withdrawn, never written later.
 func (a *acceptor) accept(ctx context.Context, d delivery) (int64, error) {
 	it := &acceptItem{d: d, done: make(chan acceptResult, 1)}
+	q := a.queue
+	if len(d.body) > largeBody {
+		q = a.large
+	}
 	select {
-	case a.queue <- it:
+	case q <- it:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
@@ -95,43 +103,41 @@ func (a *acceptor) accept(ctx context.Context, d delivery) (int64, error) {
 
 // run writes queued deliveries until ctx ends, then refuses what is left.
 func (a *acceptor) run(ctx context.Context) {
-	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for range acceptWriters {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			var next *acceptItem // taken from the queue past a full group
-			for {
-				if next == nil {
-					select {
-					case <-ctx.Done():
-						return
-					case next = <-a.queue:
-					}
-				}
-				var items []*acceptItem
-				if items, next = a.gather(next); len(items) > 0 {
-					a.write(items)
-				}
-			}
-		}()
+		wg.Go(func() { a.writer(ctx, a.queue, acceptMax) })
 	}
-	for range acceptWriters {
-		<-done
-	}
-	for {
-		select {
-		case it := <-a.queue:
-			it.done <- acceptResult{err: errStopped}
-		default:
-			return
+	wg.Go(func() { a.writer(ctx, a.large, 1) })
+	wg.Wait()
+	for _, q := range []chan *acceptItem{a.queue, a.large} {
+		for len(q) > 0 {
+			(<-q).done <- acceptResult{err: errStopped}
 		}
 	}
 }
 
-// gather takes first and the others waiting, up to acceptMax and
+// writer writes groups of up to most items from q until ctx ends.
+func (a *acceptor) writer(ctx context.Context, q chan *acceptItem, most int) {
+	var next *acceptItem // taken from the queue past a full group
+	for {
+		if next == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case next = <-q:
+			}
+		}
+		var items []*acceptItem
+		if items, next = a.gather(q, next, most); len(items) > 0 {
+			a.write(items)
+		}
+	}
+}
+
+// gather takes first and the others waiting in q, up to most and
 // acceptMaxBytes, skipping those their callers withdrew. An item that
 // would pass the bytes is handed back to start the next group.
-func (a *acceptor) gather(first *acceptItem) (items []*acceptItem, next *acceptItem) {
+func (a *acceptor) gather(q chan *acceptItem, first *acceptItem, most int) (items []*acceptItem, next *acceptItem) {
 	var size int
 	take := func(it *acceptItem) {
 		if it.state.CompareAndSwap(itemQueued, itemTaken) {
@@ -140,9 +146,9 @@ func (a *acceptor) gather(first *acceptItem) (items []*acceptItem, next *acceptI
 		}
 	}
 	take(first)
-	for len(items) < acceptMax {
+	for len(items) < most {
 		select {
-		case it := <-a.queue:
+		case it := <-q:
 			if len(items) > 0 && size+len(it.d.body) > acceptMaxBytes {
 				return items, it
 			}

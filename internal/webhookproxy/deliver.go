@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -142,7 +143,9 @@ func (w *drainer) verify(ctx context.Context, target string, d pending) (time.Du
 	var over *overBudget
 	switch {
 	case errors.As(err, &over):
-		return over.retryAfter, w.wait(ctx, target, d, over.retryAfter, "over_budget", false)
+		// Its caller spent its share on bad tokens: its unverified post
+		// must not hold the queue it shares with others.
+		return -1, w.fail(ctx, d, "over_budget", http.StatusTooManyRequests, `{"code": 0, "message": "The caller's invalid-request budget is spent; the token was never verified."}`)
 	case errors.Is(err, errVerifyBusy) || (err == nil && got == unverified):
 		return verifyRetry, w.wait(ctx, target, d, verifyRetry, "unverified", false)
 	case err != nil:

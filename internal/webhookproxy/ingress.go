@@ -178,10 +178,18 @@ func (p *proxy) verify(ctx context.Context, d delivery) *execute.Error {
 		return &execute.Error{Status: http.StatusTooManyRequests, RetryAfter: 1}
 	case err != nil:
 		p.log.WarnContext(ctx, "webhook token not verified", "webhook", d.webhookID, "err", err)
-		return &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy cannot verify tokens right now.", RetryAfter: unavailableRetryAfter}
+		return errCannotVerify
+	case got == unverified:
+		vouched, err := p.tokens.vouched(ctx, d.webhookID)
+		if err != nil || vouched {
+			return errCannotVerify
+		}
 	}
 	return got.refusal()
 }
+
+// errCannotVerify: Discord could not be asked about a token now.
+var errCannotVerify = &execute.Error{Status: http.StatusServiceUnavailable, Message: "The proxy cannot verify this token right now.", RetryAfter: unavailableRetryAfter}
 
 // codeOverBudget marks a 429 for a caller whose bad tokens spent its
 // share of invalid requests, so it is counted apart from a full queue.

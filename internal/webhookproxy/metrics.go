@@ -40,7 +40,7 @@ func newMetrics(reg prometheus.Registerer, db *pgxpool.Pool, keys serviceKeys, i
 			Name: "herald_webhookproxy_retried_total", Help: "Delivery attempts that will be retried, by reason (rate_limited, transient, unknown_outcome, unauthorized).",
 		}, []string{"reason"}),
 		deadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_webhookproxy_dead_lettered_total", Help: "Deliveries given up, by class (invalid, not_found, permission, dead, retries_exhausted).",
+			Name: "herald_webhookproxy_dead_lettered_total", Help: "Deliveries given up, by class (invalid, invalid_token, over_budget, not_found, permission, dead, retries_exhausted).",
 		}, []string{"class"}),
 		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_webhookproxy_reconciled_total", Help: "Attempts with a lost answer, by what reading back found (found, absent, unknowable).",

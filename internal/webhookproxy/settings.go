@@ -68,7 +68,7 @@ var (
 		Parse:   positiveInt,
 	}
 	memoryVar = config.Var{
-		Setting: config.Setting{Key: "HERALD_PROXY_MEMORY", Default: "67108864", Help: "bytes of request bodies the proxy holds in memory at once (one caller at most half), and again for bodies over 1 MiB being delivered; a request beyond gets 503 with Retry-After"},
+		Setting: config.Setting{Key: "HERALD_PROXY_MEMORY", Default: "33554432", Help: "bytes of request bodies the proxy holds in memory at once (one caller at most half), and again for bodies over 1 MiB being delivered; a request beyond gets 503 with Retry-After"},
 		Parse:   positiveInt,
 	}
 	bodyTimeoutVar = config.Var{

@@ -193,6 +193,21 @@ func (v *verifier) remember(h tokenHash, got verdict) {
 	v.cache[h] = cached{v: got, at: v.now()}
 }
 
+// vouched reports whether some token of the webhook is known good. A
+// token that cannot be verified now is taken on trust (stored, verified
+// by its drain before it is sent) only for a webhook nobody vouched for
+// yet: a first post while Discord is unreachable. Beside a known token
+// it is refused, so unverifiable bad tokens never sit in a queue honest
+// deliveries share.
+func (v *verifier) vouched(ctx context.Context, webhookID string) (bool, error) {
+	var ok bool
+	err := v.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhookproxy_tokens WHERE webhook_id = $1 AND answer = 'valid')`, webhookID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("webhookproxy: read known tokens: %w", err)
+	}
+	return ok, nil
+}
+
 // forget marks a pair bad after Discord refused a delivery with it: the
 // webhook's token was reset since it was verified.
 func (v *verifier) forget(ctx context.Context, webhookID, token string) error {
