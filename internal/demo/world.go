@@ -116,7 +116,7 @@ func Start(ctx context.Context, sc Scenario, opt Options) (d *Demo, err error) {
 	d.env = append(os.Environ(),
 		"DISCORD_TOKEN="+Token, "DATABASE_URL="+d.DBURL,
 		"HERALD_DISCORD_API="+d.SimURL+"/api/v10", "HERALD_AUTO_MIGRATE=true",
-		"HERALD_HTTP_ADDR="+d.HTTPAddr, "HERALD_PROXY_ADDR="+d.ProxyAddr, "HERALD_PROXY_ALLOW=*",
+		"HERALD_HTTP_ADDR="+d.HTTPAddr, "HERALD_PROXY_ADDR="+d.ProxyAddr, "HERALD_PROXY_ALLOW=*", "HERALD_PROXY_KEY_RATE=100000", "HERALD_PROXY_KEY_BYTES_RATE=1000000000000",
 		// The bot's global limit on the simulator's scaled clock.
 		"HERALD_DISCORD_GLOBAL_LIMIT="+strconv.Itoa(int(50/sc.TimeScale)),
 		// A job whose process died runs again within seconds, not minutes.

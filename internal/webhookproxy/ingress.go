@@ -36,6 +36,7 @@ type proxy struct {
 	accept  *acceptor
 	tokens  *verifier
 	bodies  *bytePool
+	rates   *rates
 	hasher  hasher
 	waiters *waiters
 	metrics *metrics
@@ -72,6 +73,9 @@ var errNoRoute = &execute.Error{Status: http.StatusNotFound, Message: "404: Not 
 // bad caller costs neither memory nor a request at Discord.
 func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 	d, wait, apiErr := p.head(r)
+	if apiErr == nil {
+		apiErr = p.rates.admit(d.service, time.Now())
+	}
 	if apiErr != nil {
 		p.refuse(w, r, d.webhookID, apiErr)
 		return
@@ -205,6 +209,11 @@ func (p *proxy) body(w http.ResponseWriter, r *http.Request, d *delivery) (int64
 	if r.ContentLength > limit {
 		return 0, execute.ErrTooLarge
 	}
+	if r.ContentLength > 0 {
+		if e := p.rates.admitBytes(d.service, r.ContentLength, time.Now()); e != nil {
+			return 0, e
+		}
+	}
 	// A slow sender holds its bytes only this long.
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.set.bodyTimeout))
 	body, held, err := p.bodies.readBody(w, r, d.service, limit)
@@ -216,6 +225,11 @@ func (p *proxy) body(w http.ResponseWriter, r *http.Request, d *delivery) (int64
 		return held, execute.ErrTooLarge
 	case err != nil:
 		return held, execute.ErrInvalidJSON
+	}
+	if r.ContentLength < 0 {
+		if e := p.rates.admitBytes(d.service, int64(len(body)), time.Now()); e != nil {
+			return held, e
+		}
 	}
 	contentType, body, apiErr := execute.Decode(r.Header.Get("Content-Type"), body, d.variant, p.set.maxUpload)
 	if apiErr != nil {
@@ -266,6 +280,8 @@ func (p *proxy) refuse(w http.ResponseWriter, r *http.Request, webhookID string,
 		reason = "too_large"
 	case e.Status == http.StatusTooManyRequests && e.Code == codeOverBudget:
 		reason = "over_budget"
+	case e.Status == http.StatusTooManyRequests && e.Code == codeRateLimited:
+		reason = "rate_limited"
 	case e.Status == http.StatusTooManyRequests:
 		reason = "queue_full"
 	case e.Status == http.StatusNotFound:

@@ -31,7 +31,7 @@ func newMetrics(reg prometheus.Registerer, db *pgxpool.Pool, keys serviceKeys, i
 			Name: "herald_webhookproxy_accepted_total", Help: "Webhook requests stored for delivery.",
 		}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "herald_webhookproxy_refused_total", Help: "Webhook requests refused, by reason (invalid, no_route, bad_token, forbidden, too_large, over_budget, queue_full, dead, unavailable).",
+			Name: "herald_webhookproxy_refused_total", Help: "Webhook requests refused, by reason (invalid, no_route, bad_token, forbidden, too_large, over_budget, rate_limited, queue_full, dead, unavailable).",
 		}, []string{"reason"}),
 		delivered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "herald_webhookproxy_delivered_total", Help: "Deliveries Discord confirmed.",

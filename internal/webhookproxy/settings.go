@@ -51,6 +51,14 @@ var (
 		Setting: config.Setting{Key: "HERALD_PROXY_MAX_THREADS", Default: "50", Help: "threads of one webhook that may have deliveries pending at once; a post to another gets 429"},
 		Parse:   positiveInt,
 	}
+	keyRateVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_KEY_RATE", Default: "25", Help: "posts per second one caller (its HERALD_PROXY_KEYS key; all keyless callers together) may make, with bursts of 10 seconds' worth; beyond, it gets 429"},
+		Parse:   positiveInt,
+	}
+	keyBytesRateVar = config.Var{
+		Setting: config.Setting{Key: "HERALD_PROXY_KEY_BYTES_RATE", Default: "1048576", Help: "body bytes per second one caller may post, with a burst of one maximum body; beyond, it gets 429"},
+		Parse:   positiveInt,
+	}
 	keyDepthVar = config.Var{
 		Setting: config.Setting{Key: "HERALD_PROXY_MAX_KEY_DEPTH", Default: "50000", Help: "pending deliveries one caller (its HERALD_PROXY_KEYS key; all keyless callers together) may hold; beyond, it gets 429"},
 		Parse:   positiveInt,
@@ -100,7 +108,7 @@ var (
 
 func vars() []config.Var {
 	return []config.Var{addrVar, allowVar, keysVar, adminKeyVar, openVar, waitVar, depthVar, webhookBytesVar, threadsVar,
-		keyDepthVar, keyBytesVar, totalVar, totalBytesVar, uploadVar, memoryVar, bodyTimeoutVar, invalidKeyVar, invalidTotalVar,
+		keyRateVar, keyBytesRateVar, keyDepthVar, keyBytesVar, totalVar, totalBytesVar, uploadVar, memoryVar, bodyTimeoutVar, invalidKeyVar, invalidTotalVar,
 		retentionVar, deadRetentionVar}
 }
 
@@ -113,6 +121,8 @@ type settings struct {
 	open          bool
 	wait          time.Duration
 	quotas        quotas
+	keyRate       float64
+	keyBytesRate  int64
 	maxUpload     int64 // the files' bytes in one request
 	memory        int64
 	bodyTimeout   time.Duration
@@ -142,7 +152,7 @@ func readSettings(c config.Config) (settings, error) {
 		adminKey: vals[adminKeyVar.Key].(config.Secret), open: vals[openVar.Key].(bool), wait: vals[waitVar.Key].(time.Duration),
 		quotas: quotas{keyRows: n(keyDepthVar), keyBytes: n(keyBytesVar), hookRows: n(depthVar), hookBytes: n(webhookBytesVar),
 			totalRows: n(totalVar), totalBytes: n(totalBytesVar), threads: int(n(threadsVar))},
-		maxUpload: n(uploadVar), memory: n(memoryVar), bodyTimeout: vals[bodyTimeoutVar.Key].(time.Duration),
+		keyRate: float64(n(keyRateVar)), keyBytesRate: n(keyBytesRateVar), maxUpload: n(uploadVar), memory: n(memoryVar), bodyTimeout: vals[bodyTimeoutVar.Key].(time.Duration),
 		invalidPerKey: int(n(invalidKeyVar)), invalidTotal: int(n(invalidTotalVar)),
 		retention: vals[retentionVar.Key].(time.Duration), deadRetention: vals[deadRetentionVar.Key].(time.Duration),
 	}

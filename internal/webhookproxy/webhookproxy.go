@@ -19,6 +19,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -78,7 +79,7 @@ func build(k feature.Kit) error {
 	}
 	bodies := newBytePool(set.memory, set.memory/2)
 	m.watchBodies(bodies)
-	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.quotas), tokens: tokens, bodies: bodies, hasher: hash,
+	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.quotas), tokens: tokens, bodies: bodies, rates: newRates(set.keyRate, set.keyBytesRate, execute.MaxBody(set.maxUpload)), hasher: hash,
 		waiters: w, metrics: m, log: k.Log, stopping: make(chan struct{})}
 	k.Services.Run(Name, func(ctx context.Context) error { return p.serve(ctx, ln) })
 	return nil
