@@ -109,8 +109,10 @@ func (p *proxied) nothingStoredBut(t *testing.T, n int) {
 // while an honest caller's large body is accepted beside it.
 func TestLargeBodiesHeldWithinTheCallersHalf(t *testing.T) {
 	t.Parallel()
-	// 1 MiB of files, 2 MiB bodies; 8 MiB in flight, 4 MiB per caller.
-	p := twoCallers(t, map[string]string{"HERALD_PROXY_MAX_BODY": "1048576", "HERALD_PROXY_MEMORY": "8388608"})
+	// 1 MiB of files, 2 MiB bodies; 8 MiB in flight, 4 MiB per caller;
+	// the callers' byte rate (TestCallerRates) left out of the way.
+	p := twoCallers(t, map[string]string{"HERALD_PROXY_MAX_BODY": "1048576", "HERALD_PROXY_MEMORY": "8388608",
+		"HERALD_PROXY_KEY_BYTES_RATE": "1000000000"})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	const size = 2 << 20

@@ -13,7 +13,8 @@ import (
 
 // rates bound how fast each caller (its key; all keyless callers
 // together) may post, in posts and in body bytes: beyond either, with a
-// burst of rateBurst seconds' worth of posts and one maximum body, it
+// burst of rateBurst seconds' worth of posts and one maximum body (or a
+// second's worth of bytes, if more), it
 // gets 429 before the body is read, verified or stored. Every post costs
 // herald a transaction and its delivery a worker's turn, and every byte
 // passes through Postgres's one write-ahead log, so one caller's flood
@@ -43,7 +44,8 @@ func (r *rates) admit(caller string, now time.Time) *execute.Error {
 // admitBytes takes n body bytes of caller's, before the body is read
 // when its length is declared, else once it is.
 func (r *rates) admitBytes(caller string, n int64, now time.Time) *execute.Error {
-	return take(r.limiter(r.bytes, caller, float64(r.bytesPerS), int(r.maxBytes)), int(min(n, r.maxBytes)), now)
+	burst := max(r.maxBytes, r.bytesPerS)
+	return take(r.limiter(r.bytes, caller, float64(r.bytesPerS), int(burst)), int(min(n, burst)), now)
 }
 
 func (r *rates) limiter(by map[string]*rate.Limiter, caller string, perSecond float64, burst int) *rate.Limiter {

@@ -56,7 +56,7 @@ var (
 		Parse:   positiveInt,
 	}
 	keyBytesRateVar = config.Var{
-		Setting: config.Setting{Key: "HERALD_PROXY_KEY_BYTES_RATE", Default: "1048576", Help: "body bytes per second one caller may post, with a burst of one maximum body; beyond, it gets 429"},
+		Setting: config.Setting{Key: "HERALD_PROXY_KEY_BYTES_RATE", Default: "1048576", Help: "body bytes per second one caller may post, with a burst of one maximum body (or a second's worth, if more); beyond, it gets 429"},
 		Parse:   positiveInt,
 	}
 	keyDepthVar = config.Var{
