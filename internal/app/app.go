@@ -201,6 +201,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
+		Clock: cfg.Clock,
 	}); err != nil {
 		return nil, err
 	}

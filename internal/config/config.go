@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-bot/herald/internal/clock"
 )
 
 // Config is every setting herald runs with. Build it with Load.
@@ -59,6 +61,9 @@ type Config struct {
 	// DropPolicies says, per lane, what happens to follow-ups beyond the
 	// budget: "merge" into the last message or "drop" (counted).
 	DropPolicies map[string]string
+	// Clock is the time jobs are scheduled and worked by; nil, as Load
+	// leaves it, is the real clock. Tests set one they move forward.
+	Clock *clock.Clock
 	// vars are the features' own settings, parsed (see Var).
 	vars map[string]any
 }
