@@ -59,7 +59,8 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
 		// finish, a cancel for a missing target is. laneCalls is innermost:
 		// what it puts in the context reaches the worker.
-		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts}}}
+		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts},
+			&dueSoon{clock: o.Clock}}}
 	if o.Clock != nil {
 		cfg.Test.Time = riverTime{o.Clock}
 	}
