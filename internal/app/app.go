@@ -240,7 +240,7 @@ func loopback(addr net.Addr) bool {
 // newDiscord builds the transport engine and the one REST client over it,
 // for application appID.
 func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer, appID string) (*transport.Engine, *rest.Client) {
-	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, UserAgent: transport.UserAgent(Version),
+	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, BreakerReset: cfg.CircuitReset, UserAgent: transport.UserAgent(Version),
 		Registerer: reg, Logger: log})
 	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), appID)
 }
