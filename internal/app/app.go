@@ -201,6 +201,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
+		Clock: cfg.Clock,
 	}); err != nil {
 		return nil, err
 	}
@@ -239,7 +240,7 @@ func loopback(addr net.Addr) bool {
 // newDiscord builds the transport engine and the one REST client over it,
 // for application appID.
 func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer, appID string) (*transport.Engine, *rest.Client) {
-	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, UserAgent: transport.UserAgent(Version),
+	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, BreakerReset: cfg.CircuitReset, UserAgent: transport.UserAgent(Version),
 		Registerer: reg, Logger: log})
 	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), appID)
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/herald-bot/herald/internal/clock"
 )
 
 // Config is every setting herald runs with. Build it with Load.
@@ -49,6 +51,9 @@ type Config struct {
 	// GlobalLimit is the bot's global REST limit per second (Discord
 	// grants large bots more than the default 50).
 	GlobalLimit int
+	// CircuitReset is how long a failing route's circuit stays open
+	// before one probe request goes to Discord.
+	CircuitReset time.Duration
 	// ShardID and ShardCount pick this process's shard; 1 shard serves
 	// every guild.
 	ShardID, ShardCount int
@@ -59,6 +64,9 @@ type Config struct {
 	// DropPolicies says, per lane, what happens to follow-ups beyond the
 	// budget: "merge" into the last message or "drop" (counted).
 	DropPolicies map[string]string
+	// Clock is the time jobs are scheduled and worked by; nil, as Load
+	// leaves it, is the real clock. Tests set one they move forward.
+	Clock *clock.Clock
 	// vars are the features' own settings, parsed (see Var).
 	vars map[string]any
 }
@@ -286,6 +294,14 @@ var settings = []setting{
 		c.GlobalLimit = n
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_CIRCUIT_RESET", Default: "30s", Help: "how long a route Discord keeps failing stays closed to requests before one probe goes", RunOnly: true}, parse: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 10*time.Minute {
+			return fmt.Errorf("must be a duration from 1s to 10m, got %q", v)
+		}
+		c.CircuitReset = d
+		return nil
+	}},
 	{Setting: Setting{Key: "HERALD_SHARD_COUNT", Default: "1", Help: "gateway shards in total", RunOnly: true}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 4096 {
@@ -460,6 +476,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("db_fastpath_conns", c.FastPathConns),
 		slog.String("job_timeout", c.JobTimeouts.String()),
 		slog.Int("discord_global_limit", c.GlobalLimit),
+		slog.Duration("circuit_reset", c.CircuitReset),
 		slog.Int("shard_id", c.ShardID),
 		slog.Int("shard_count", c.ShardCount),
 		slog.Int("max_messages_per_interaction", c.MaxMessagesPerInteraction),

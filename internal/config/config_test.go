@@ -31,8 +31,8 @@ func TestLoadDefaults(t *testing.T) {
 		c.LogLevel != slog.LevelInfo || c.AutoMigrate || c.ShutdownTimeout != 30*time.Second {
 		t.Errorf("unexpected defaults: %+v", c)
 	}
-	if c.GlobalLimit != 50 || c.MaxMessagesPerInteraction != 3 || c.CoalesceWindow != time.Second {
-		t.Errorf("defaults: global limit %d, budget %d, window %s", c.GlobalLimit, c.MaxMessagesPerInteraction, c.CoalesceWindow)
+	if c.GlobalLimit != 50 || c.MaxMessagesPerInteraction != 3 || c.CoalesceWindow != time.Second || c.CircuitReset != 30*time.Second {
+		t.Errorf("defaults: global limit %d, budget %d, window %s, circuit reset %s", c.GlobalLimit, c.MaxMessagesPerInteraction, c.CoalesceWindow, c.CircuitReset)
 	}
 	if c.Lanes != (LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2}) {
 		t.Errorf("lane defaults = %+v", c.Lanes)
@@ -45,7 +45,7 @@ func TestLoadOverrides(t *testing.T) {
 		"HERALD_DISCORD_API": "http://127.0.0.1:7000/api/v10/", "DATABASE_URL": "postgresql://u:pw@db:5432/h",
 		"HERALD_HTTP_ADDR": ":9090", "LOG_FORMAT": "json", "LOG_LEVEL": "debug", "HERALD_AUTO_MIGRATE": "true",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_WORKERS_INTERACTIVE": "7", "HERALD_WORKERS_BACKGROUND": "1",
-		"HERALD_DISCORD_GLOBAL_LIMIT": "1200",
+		"HERALD_DISCORD_GLOBAL_LIMIT": "1200", "HERALD_CIRCUIT_RESET": "5s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,8 @@ func TestLoadOverrides(t *testing.T) {
 	}
 	if c.DiscordAPI != "http://127.0.0.1:7000/api/v10" || c.HTTPAddr != ":9090" || c.LogFormat != "json" ||
 		c.LogLevel != slog.LevelDebug || !c.AutoMigrate || c.ShutdownTimeout != 5*time.Second ||
-		c.Lanes.Interactive != 7 || c.Lanes.Background != 1 || c.Lanes.Events != 10 || c.GlobalLimit != 1200 {
+		c.Lanes.Interactive != 7 || c.Lanes.Background != 1 || c.Lanes.Events != 10 || c.GlobalLimit != 1200 ||
+		c.CircuitReset != 5*time.Second {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 	if c.DatabaseURL.Reveal() != "postgresql://u:pw@db:5432/h" {
@@ -72,7 +73,7 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 		"HERALD_HTTP_ADDR": "8080", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud", "HERALD_AUTO_MIGRATE": "maybe",
 		"HERALD_SHUTDOWN_TIMEOUT": "-1s", "HERALD_WORKERS_INTERACTIVE": "0", "HERALD_WORKERS_EVENTS": "many",
 		"HERALD_WORKERS_SYNC": "5", "HERALD_WORKERS_BACKGROUND": "99999", "HERALD_DISCORD_GLOBAL_LIMIT": "0",
-		"HERALD_MAX_MESSAGES_PER_INTERACTION": "100", "HERALD_COALESCE_WINDOW": "soon",
+		"HERALD_MAX_MESSAGES_PER_INTERACTION": "100", "HERALD_COALESCE_WINDOW": "soon", "HERALD_CIRCUIT_RESET": "0s",
 	}))
 	var cerr *Error
 	if !errors.As(err, &cerr) {
@@ -81,7 +82,7 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 	wantKeys := []string{"DISCORD_TOKEN", "DISCORD_APP_ID", "HERALD_DISCORD_API", "DATABASE_URL", "HERALD_HTTP_ADDR",
 		"LOG_FORMAT", "LOG_LEVEL", "HERALD_AUTO_MIGRATE", "HERALD_SHUTDOWN_TIMEOUT", "HERALD_WORKERS_INTERACTIVE",
 		"HERALD_WORKERS_EVENTS", "HERALD_WORKERS_BACKGROUND", "HERALD_DISCORD_GLOBAL_LIMIT",
-		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW"}
+		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW", "HERALD_CIRCUIT_RESET"}
 	if len(cerr.Problems) != len(wantKeys) {
 		t.Errorf("got %d problems, want %d:\n%v", len(cerr.Problems), len(wantKeys), err)
 	}
@@ -145,8 +146,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 25 {
-		t.Errorf("got %d settings, want 25", len(seen))
+	if len(seen) != 26 {
+		t.Errorf("got %d settings, want 26", len(seen))
 	}
 }
 

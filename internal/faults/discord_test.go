@@ -35,11 +35,13 @@ func readyz(h *heraldtest.Herald) (int, struct {
 // stays bounded (the route's circuit opens after a few failures and only
 // a probe goes out), /readyz notes the open circuit, the jobs wait instead
 // of spending their attempts, and once Discord recovers every
-// acknowledged click's effects happen exactly once.
+// acknowledged click's effects happen exactly once. The circuit's probe
+// comes after 5 s rather than 30 s, so the recovery is not waited for.
 func TestDiscord5xxStorm(t *testing.T) {
 	t.Parallel()
 	const route = "POST /channels/{channel_id}/messages"
-	h := heraldtest.New(t, heraldtest.WithFeatures(effects()), heraldtest.WithEnv(faultEnv))
+	h := heraldtest.New(t, heraldtest.WithFeatures(effects()), heraldtest.WithEnv(faultEnv),
+		heraldtest.WithEnv(map[string]string{"HERALD_CIRCUIT_RESET": "5s"}))
 	h.Sim.SetLimits(sim.LimitChange{Route: route, Limit: 1000, WindowMS: 1000})
 	msg := h.Post(h.Channel("general"), map[string]any{"content": "act"})
 	c := &clicks{s: h.Sim, g: h.Guild, msg: msg.ID}

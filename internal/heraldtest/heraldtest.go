@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/app"
+	"github.com/herald-bot/herald/internal/clock"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
@@ -49,6 +50,10 @@ type Herald struct {
 	// App is herald itself; Config is what it runs with.
 	App    *app.App
 	Config config.Config
+	// Clock is herald's clock, kept across restarts: Advance makes a
+	// scheduled job (a temporary role's removal, say) due at once. The
+	// simulator keeps real time.
+	Clock *clock.Clock
 	// DBProxy stands between herald and its database with
 	// WithDatabaseProxy, to cut, hold or lose its traffic (DB does not
 	// use it).
@@ -159,7 +164,8 @@ func New(t testing.TB, opts ...Option) *Herald {
 	if err != nil {
 		t.Fatalf("heraldtest: %v", err)
 	}
-	h := &Herald{Sim: s, Guild: g, Config: cfg, DBProxy: proxy, t: t, commands: map[string]*discordgo.ApplicationCommand{},
+	cfg.Clock = &clock.Clock{}
+	h := &Herald{Sim: s, Guild: g, Config: cfg, Clock: cfg.Clock, DBProxy: proxy, t: t, commands: map[string]*discordgo.ApplicationCommand{},
 		logs: &logbuf.Buffer{}, features: o.features}
 	for _, c := range declared {
 		h.commands[c.Name] = c

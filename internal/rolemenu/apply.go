@@ -142,7 +142,7 @@ func (w *applyWorker) plan(ctx context.Context, guildID, userID string, batch []
 			if p.Expires == nil {
 				p.Expires = map[string]time.Time{}
 			}
-			p.Expires[r] = time.Now().Add(time.Duration(secs) * time.Second).Truncate(time.Second)
+			p.Expires[r] = w.clock.Now().Add(time.Duration(secs) * time.Second).Truncate(time.Second)
 		}
 	}
 	return p, w.store(ctx, guildID, userID, batch, p)

@@ -53,7 +53,7 @@ func (w *expireWorker) Work(ctx context.Context, j *river.Job[expireArgs]) error
 	var due time.Time
 	err := w.db.QueryRow(ctx, `SELECT expires_at FROM rolemenu_grants WHERE guild_id = $1 AND user_id = $2 AND role_id = $3`,
 		a.GuildID, a.UserID, a.RoleID).Scan(&due)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && due.After(time.Now()) {
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && due.After(w.clock.Now()) {
 		return nil // removed already, or granted again since: a later job removes it
 	}
 	if err != nil {

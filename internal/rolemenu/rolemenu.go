@@ -25,6 +25,7 @@ import (
 
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/bulk"
+	"github.com/herald-bot/herald/internal/clock"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
@@ -60,10 +61,11 @@ type deps struct {
 	catalog   *i18n.Catalog
 	log       *slog.Logger
 	bulk      *bulk.Actions
+	clock     *clock.Clock // temporary roles' due times
 }
 
 func build(k feature.Kit) error {
-	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk}
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk, clock: k.Config.Clock}
 	k.Bulk.Kind(bulk.Kind{Name: kindPublishAll, Lane: work.Sync, Permission: discordgo.PermissionManageRoles,
 		Plan: d.planPublishAll, Request: d.requestRepublish})
 	k.Routes.Route("/rolemenu", func(r *interaction.Mux) {

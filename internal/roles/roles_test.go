@@ -84,6 +84,7 @@ var cancelledLine = regexp.MustCompile(`\*\*Cancelled by <@(\d+)>: (\d+) of 500 
 // half-way: the message states exactly what Discord shows — the members
 // who got the role — and nothing more happens after.
 func TestBulkGrantCancelledMidway(t *testing.T) {
+	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture(500)))
 	// Discord's member-role budget is 10 per 10 s per guild; the test
 	// widens it so 500 changes take seconds, and the action still has to
@@ -151,6 +152,7 @@ func TestBulkGrantCancelledMidway(t *testing.T) {
 // progress message shows the wait with its until-time, then the member
 // who left as failed, by name and reason.
 func TestBulkRemoveWaitsAndFails(t *testing.T) {
+	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture(5, "Red")))
 	if err := h.Sim.Server.SetLimits(sim.LimitChange{Route: "DELETE /guilds/{guild_id}/members/{user_id}/roles/{role_id}", Limit: 3, WindowMS: 8000}); err != nil {
 		t.Fatal(err)
@@ -183,6 +185,7 @@ func TestBulkRemoveWaitsAndFails(t *testing.T) {
 // TestBulkRefused: a role above herald's own is refused before anything
 // is done, and the progress message says why.
 func TestBulkRefused(t *testing.T) {
+	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture(3)))
 	h.As("admin").Command("general", "/roles/bulk/add", heraldtest.Opts{"role": h.Role("Boss"), "members-with": h.Role("Blue")}).Ack()
 	title := "Add <@&" + h.Role("Boss") + "> to every member with <@&" + h.Role("Blue") + ">"
@@ -234,6 +237,7 @@ func finalMessage(t *testing.T, h *heraldtest.Herald, title, end string) string 
 // server owner starts the action with allow-dangerous; an admin asking
 // for it is refused, and nothing is changed until the owner does.
 func TestBulkDangerousNeedsOwner(t *testing.T) {
+	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture(3)))
 	title := "Add <@&" + h.Role("Helpers") + "> to every member with <@&" + h.Role("Blue") + ">"
 	opts := heraldtest.Opts{"role": h.Role("Helpers"), "members-with": h.Role("Blue")}
@@ -260,6 +264,7 @@ func TestBulkDangerousNeedsOwner(t *testing.T) {
 // change Discord would refuse is sent (each refusal counts against
 // herald's invalid-request budget).
 func TestBulkRechecksEveryTask(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		change func(h *heraldtest.Herald)

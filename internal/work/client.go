@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/herald-bot/herald/internal/clock"
 	"github.com/herald-bot/herald/internal/config"
 )
 
@@ -30,6 +31,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Registerer receives the job metrics when set.
 	Registerer prometheus.Registerer
+	// Clock is what jobs are scheduled and fetched by once a test moved
+	// it ahead; nil is the database's clock, as in production.
+	Clock *clock.Clock
 }
 
 // Client is the River client that inserts and works herald's jobs.
@@ -55,7 +59,11 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
 		// finish, a cancel for a missing target is. laneCalls is innermost:
 		// what it puts in the context reaches the worker.
-		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts}}}
+		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts},
+			&dueSoon{clock: o.Clock}}}
+	if o.Clock != nil {
+		cfg.Test.Time = riverTime{o.Clock}
+	}
 	if o.Registry != nil && len(o.Registry.kinds) > 0 {
 		// A working client also keeps herald's bookkeeping tables small.
 		Register(o.Registry, &pruneWorker{db: pool})
@@ -68,6 +76,20 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 		return nil, fmt.Errorf("work: river client: %w", err)
 	}
 	return c, nil
+}
+
+// riverTime is River's view of a test's clock: until the test moves it
+// ahead, River keeps asking the database for the time, as in production.
+type riverTime struct{ c *clock.Clock }
+
+func (r riverTime) Now() time.Time { return r.c.Now() }
+
+func (r riverTime) NowOrNil() *time.Time {
+	if r.c.Ahead() == 0 {
+		return nil
+	}
+	now := r.c.Now().UTC()
+	return &now
 }
 
 // Stop stops fetching new jobs and waits for running ones. River cancels

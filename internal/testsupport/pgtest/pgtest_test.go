@@ -41,6 +41,16 @@ func TestParallelDatabasesAreSeparate(t *testing.T) {
 	}
 }
 
+// A test's database commits without waiting for the disk: it never has
+// to outlive its server.
+func TestCommitsDoNotWaitForTheDisk(t *testing.T) {
+	t.Parallel()
+	var setting string
+	if err := Pool(t).QueryRow(t.Context(), "SHOW synchronous_commit").Scan(&setting); err != nil || setting != "off" {
+		t.Fatalf("synchronous_commit %q (%v), want off", setting, err)
+	}
+}
+
 func TestTablesAreInvisibleAcrossDatabases(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
