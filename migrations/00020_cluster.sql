@@ -1,11 +1,14 @@
 -- +goose Up
 -- Several herald processes on one bot token (internal/cluster). Each live
 -- process holds a lease it renews every second; one whose lease expired
--- is dead, and what it held returns to the others.
+-- is dead, and what it held returns to the others. boot tells an OS
+-- process from a later one with the same host and pid (a restarted
+-- container).
 CREATE TABLE herald_processes (
     id          text PRIMARY KEY,
     host        text NOT NULL,
     pid         int NOT NULL,
+    boot        text NOT NULL,
     version     text NOT NULL,
     started_at  timestamptz NOT NULL DEFAULT now(),
     lease_until timestamptz NOT NULL

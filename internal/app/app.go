@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -23,8 +22,8 @@ import (
 
 	"github.com/herald-bot/herald/internal/adminhttp"
 	"github.com/herald-bot/herald/internal/bulk"
+	"github.com/herald-bot/herald/internal/cluster"
 	"github.com/herald-bot/herald/internal/config"
-	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
@@ -131,8 +130,9 @@ type App struct {
 	catalog  *i18n.Catalog
 	fastPath *interaction.FastPath
 	metrics  *prometheus.Registry
-	gateway  atomic.Pointer[gateway.Session] // set once Run connects
-	events   *gateway.Events                 // the features' event handlers
+	cluster  *cluster.Cluster // set once Run joins
+	sessions sessions         // the gateway sessions of the shards this process holds
+	events   *gateway.Events  // the features' event handlers
 	services *feature.Services               // the features' servers and loops
 	admin    *http.Server
 	riverUI  *riverui.Handler // nil when the operator tools are off
@@ -313,30 +313,39 @@ func (a *App) Run(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), stopWork())
 	}
-	gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
-		ShardID: a.cfg.ShardID, ShardCount: a.cfg.ShardCount, Intents: intents.For(a.application.Flags),
-		OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log})
+	count, err := a.shardCount(ctx, rt)
 	if err != nil {
 		if ctx.Err() != nil {
-			// Stopped while connecting: a graceful stop.
 			return errors.Join(stopWork(), a.stopAdmin())
 		}
 		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
 	}
-	a.gateway.Store(gw)
-	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)
+	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log})
+	if err != nil {
+		return errors.Join(err, stopWork(), a.stopAdmin())
+	}
+	a.cluster = cl
+	// The shards are spread over every herald on the token; this
+	// process serves its share until it stops, then hands it over.
+	sctx, stopShards := context.WithCancel(ctx)
+	defer stopShards()
+	shardsDone := make(chan error, 1)
+	go func() { shardsDone <- cl.Shards(sctx, count, a.serveShard(rt, count, cl)) }()
+	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "process", cl.ID(), "shards", count, "job_kinds", kinds, "config", a.cfg)
 
 	select {
 	case <-ctx.Done():
 		a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
+		err = nil
 	case err = <-serveErr:
 		err = fmt.Errorf("app: admin HTTP: %w", err)
-	case err = <-gw.Err():
-		// Discord ended the session for good (a fatal close code).
-		err = gatewayFatal(err)
+	case err = <-shardsDone:
+		// A shard's session ended for good (a fatal close code).
+		shardsDone <- nil
 	}
 	// No new interactions first, then let running jobs finish their calls.
-	err = errors.Join(err, gw.Close(), stopWork())
+	stopShards()
+	err = errors.Join(err, <-shardsDone, stopWork())
 	return errors.Join(err, a.stopAdmin())
 }
 
@@ -401,11 +410,8 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 	if err := h.Err(); err != nil {
 		return notes, err
 	}
-	gw := a.gateway.Load()
-	if gw == nil {
-		return notes, errors.New("gateway not connected")
-	}
-	return notes, gw.Ready()
+	gwNotes, err := a.gatewayReady(ctx)
+	return append(notes, gwNotes...), err
 }
 
 func (a *App) close() {

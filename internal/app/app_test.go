@@ -152,11 +152,11 @@ func TestRunConnectsGatewayThroughTransport(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	wait.Until(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Ready() == nil })
-	wait.Until(t, "guild available", func() bool { return a.gateway.Load().Guilds() == 1 })
+	wait.Until(t, "gateway ready", func() bool { gw := a.sessions.get(0); return gw != nil && gw.Ready() == nil })
+	wait.Until(t, "guild available", func() bool { return a.sessions.get(0).Guilds() == 1 })
 	var sawGateway bool
 	for _, b := range a.engine.Snapshot().Buckets {
-		if b.Route == "GET /gateway/bot" && b.Processed == 1 {
+		if b.Route == "GET /gateway/bot" && b.Processed >= 1 {
 			sawGateway = true
 		}
 	}

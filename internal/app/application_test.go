@@ -115,7 +115,7 @@ func TestFatalGatewayCloseStopsRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	wait.Until(t, "gateway ready", func() bool { gw := a.gateway.Load(); return gw != nil && gw.Ready() == nil })
+	wait.Until(t, "gateway ready", func() bool { gw := a.sessions.get(0); return gw != nil && gw.Ready() == nil })
 	s.SetFault(sim.Fault{Gateway: "disconnect", CloseCode: 4014})
 	select {
 	case err := <-done:

@@ -44,6 +44,13 @@ type Cluster struct {
 	pid  int
 }
 
+// boot names this OS process apart from a later one given the same pid.
+var boot = func() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}()
+
 // Join registers this process as live.
 func Join(ctx context.Context, o Options) (*Cluster, error) {
 	if o.DB == nil || o.Logger == nil {
@@ -66,8 +73,8 @@ func Join(ctx context.Context, o Options) (*Cluster, error) {
 	rand.Read(b[:])
 	c := &Cluster{o: o, host: host, pid: os.Getpid()}
 	c.id = fmt.Sprintf("%s-%d-%s", host, c.pid, hex.EncodeToString(b[:]))
-	if _, err := o.DB.Exec(ctx, `INSERT INTO herald_processes (id, host, pid, version, lease_until) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
-		c.id, host, c.pid, o.Version, o.Lease.Seconds()); err != nil {
+	if _, err := o.DB.Exec(ctx, `INSERT INTO herald_processes (id, host, pid, boot, version, lease_until) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
+		c.id, host, c.pid, boot, o.Version, o.Lease.Seconds()); err != nil {
 		return nil, fmt.Errorf("cluster: join: %w", err)
 	}
 	if err := c.buryLocal(ctx); err != nil {
@@ -83,17 +90,17 @@ func (c *Cluster) ID() string { return c.id }
 // process is gone — the one this process replaces after a crash, above
 // all — so their shards move now instead of when the lease runs out.
 func (c *Cluster) buryLocal(ctx context.Context) error {
-	rows, err := c.o.DB.Query(ctx, `SELECT id, pid FROM herald_processes WHERE host = $1 AND id <> $2 AND lease_until > now()`, c.host, c.id)
+	rows, err := c.o.DB.Query(ctx, `SELECT id, pid, boot FROM herald_processes WHERE host = $1 AND id <> $2 AND lease_until > now()`, c.host, c.id)
 	if err != nil {
 		return fmt.Errorf("cluster: read this host's processes: %w", err)
 	}
 	var dead []string
-	var id string
+	var id, theirBoot string
 	var pid int
-	if _, err := pgx.ForEachRow(rows, []any{&id, &pid}, func() error {
-		// Gone: its pid is no process, or this one's (a container
-		// restarted under the same name and pid).
-		if pid == c.pid || errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &pid, &theirBoot}, func() error {
+		// Gone: its pid is no process, or this one's pid in an earlier
+		// life (a container restarted under the same name and pid).
+		if (pid == c.pid && theirBoot != boot) || (pid != c.pid && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)) {
 			dead = append(dead, id)
 		}
 		return nil

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -121,15 +122,19 @@ func TestShardsSpreadAndMove(t *testing.T) {
 }
 
 // A process that replaces a crashed one on the same host takes its shards
-// at once instead of waiting out the lease.
+// at once instead of waiting out the lease: one whose pid is gone, and
+// one with this process's pid in an earlier life (a restarted container).
 func TestRestartOnTheSameHostTakesOverAtOnce(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
 	const gonePID = 4_000_000 // above Linux's pid_max: no such process
-	if _, err := db.Exec(t.Context(), `INSERT INTO herald_processes (id, host, pid, version, lease_until) VALUES ('old', 'h', $1, 'v', now() + interval '1 hour')`, gonePID); err != nil {
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_processes (id, host, pid, boot, version, lease_until) VALUES ('old', 'h', $1, 'b', 'v', now() + interval '1 hour')`, gonePID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(t.Context(), `INSERT INTO herald_shards (shard_count, shard_id, owner, lease_until) VALUES (3, 0, 'old', now() + interval '1 hour')`); err != nil {
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_processes (id, host, pid, boot, version, lease_until) VALUES ('older', 'h', $1, 'earlier', 'v', now() + interval '1 hour')`, os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_shards (shard_count, shard_id, owner, lease_until) VALUES (3, 0, 'old', now() + interval '1 hour'), (3, 1, 'older', now() + interval '1 hour')`); err != nil {
 		t.Fatal(err)
 	}
 	s := &served{t: t, by: map[int]string{}}

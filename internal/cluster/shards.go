@@ -96,8 +96,8 @@ func (s *shardSet) balance(ctx context.Context) error {
 		}
 		if tag.RowsAffected() == 0 {
 			// Taken for dead (a partition longer than the lease): join again.
-			if _, err := tx.Exec(ctx, `INSERT INTO herald_processes (id, host, pid, version, lease_until)
-				VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`, c.id, c.host, c.pid, c.o.Version, lease); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO herald_processes (id, host, pid, boot, version, lease_until)
+				VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`, c.id, c.host, c.pid, boot, c.o.Version, lease); err != nil {
 				return err
 			}
 		}

@@ -54,9 +54,10 @@ type Config struct {
 	// CircuitReset is how long a failing route's circuit stays open
 	// before one probe request goes to Discord.
 	CircuitReset time.Duration
-	// ShardID and ShardCount pick this process's shard; 1 shard serves
-	// every guild.
-	ShardID, ShardCount int
+	// ShardCount is how many gateway shards all herald processes on the
+	// token serve together (internal/cluster spreads them); 0 takes the
+	// count Discord recommends.
+	ShardCount int
 	// The message budget of one interaction: at most this many follow-ups,
 	// and updates closer together than the window merge.
 	MaxMessagesPerInteraction int
@@ -302,20 +303,12 @@ var settings = []setting{
 		c.CircuitReset = d
 		return nil
 	}},
-	{Setting: Setting{Key: "HERALD_SHARD_COUNT", Default: "1", Help: "gateway shards in total", RunOnly: true}, parse: func(c *Config, v string) error {
+	{Setting: Setting{Key: "HERALD_SHARD_COUNT", Default: "0", Help: "gateway shards in total, spread over every herald on the token; 0: the count Discord recommends", RunOnly: true}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 4096 {
-			return fmt.Errorf("must be a whole number from 1 to 4096, got %q", v)
+		if err != nil || n < 0 || n > 4096 {
+			return fmt.Errorf("must be a whole number from 0 to 4096, got %q", v)
 		}
 		c.ShardCount = n
-		return nil
-	}},
-	{Setting: Setting{Key: "HERALD_SHARD_ID", Default: "0", Help: "this process's shard, from 0 to HERALD_SHARD_COUNT-1", RunOnly: true}, parse: func(c *Config, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("must be a whole number from 0, got %q", v)
-		}
-		c.ShardID = n
 		return nil
 	}},
 	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge or drop by HERALD_DROP_POLICY", RunOnly: true}, parse: func(c *Config, v string) error {
@@ -425,9 +418,6 @@ func load(lookup Lookup, run bool, vars []Var) (Config, error) {
 			problems = append(problems, fmt.Errorf("%s %w", s.Key, err))
 		}
 	}
-	if run && c.ShardCount > 0 && c.ShardID >= c.ShardCount {
-		problems = append(problems, fmt.Errorf("HERALD_SHARD_ID must be below HERALD_SHARD_COUNT (%d), got %d", c.ShardCount, c.ShardID))
-	}
 	if (c.AdminUser == "") != (c.AdminPassword == "") {
 		problems = append(problems, errors.New("HERALD_ADMIN_USER and HERALD_ADMIN_PASSWORD go together: set both or neither"))
 	}
@@ -477,7 +467,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("job_timeout", c.JobTimeouts.String()),
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Duration("circuit_reset", c.CircuitReset),
-		slog.Int("shard_id", c.ShardID),
 		slog.Int("shard_count", c.ShardCount),
 		slog.Int("max_messages_per_interaction", c.MaxMessagesPerInteraction),
 		slog.Duration("coalesce_window", c.CoalesceWindow),

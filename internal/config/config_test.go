@@ -146,8 +146,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 26 {
-		t.Errorf("got %d settings, want 26", len(seen))
+	if len(seen) != 25 {
+		t.Errorf("got %d settings, want 25", len(seen))
 	}
 }
 
@@ -247,15 +247,17 @@ func TestShards(t *testing.T) {
 		return m
 	}
 	c, err := Load(env(with()))
-	if err != nil || c.ShardID != 0 || c.ShardCount != 1 {
-		t.Fatalf("defaults = %d/%d, %v", c.ShardID, c.ShardCount, err)
+	if err != nil || c.ShardCount != 0 {
+		t.Fatalf("default = %d, %v; want 0 (Discord's recommendation)", c.ShardCount, err)
 	}
-	c, err = Load(env(with("HERALD_SHARD_ID", "3", "HERALD_SHARD_COUNT", "4")))
-	if err != nil || c.ShardID != 3 || c.ShardCount != 4 {
-		t.Fatalf("3/4 = %d/%d, %v", c.ShardID, c.ShardCount, err)
+	c, err = Load(env(with("HERALD_SHARD_COUNT", "4")))
+	if err != nil || c.ShardCount != 4 {
+		t.Fatalf("4 = %d, %v", c.ShardCount, err)
 	}
-	if _, err := Load(env(with("HERALD_SHARD_ID", "4", "HERALD_SHARD_COUNT", "4"))); err == nil || !strings.Contains(err.Error(), "below HERALD_SHARD_COUNT") {
-		t.Errorf("shard 4 of 4: %v", err)
+	for _, bad := range []string{"-1", "4097", "two"} {
+		if _, err := Load(env(with("HERALD_SHARD_COUNT", bad))); err == nil {
+			t.Errorf("HERALD_SHARD_COUNT=%s accepted", bad)
+		}
 	}
 }
 

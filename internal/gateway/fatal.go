@@ -33,10 +33,10 @@ func fatalClose(code int, in discordgo.Intent) *FatalCloseError {
 			Fix: "the token was reset or is wrong: copy the bot's token from the Developer Portal (your application › Bot › Reset Token) into DISCORD_TOKEN, then start herald again"}
 	case 4010:
 		return &FatalCloseError{Code: code, Reason: "invalid shard",
-			Fix: "set HERALD_SHARD_ID below HERALD_SHARD_COUNT, and HERALD_SHARD_COUNT to a multiple of the shard count Discord assigned to the bot"}
+			Fix: "unset HERALD_SHARD_COUNT to use the count Discord recommends, or set it to one Discord accepts for the bot"}
 	case 4011:
 		return &FatalCloseError{Code: code, Reason: "sharding required: one session would hold more than 2500 servers",
-			Fix: "run herald with more shards: raise HERALD_SHARD_COUNT and start one herald per HERALD_SHARD_ID"}
+			Fix: "run herald with more shards: unset HERALD_SHARD_COUNT to use the count Discord recommends, or raise it; the shards spread over every herald on the token"}
 	case 4012:
 		return &FatalCloseError{Code: code, Reason: "invalid API version: Discord no longer accepts the gateway version this herald speaks",
 			Fix: "upgrade herald"}

@@ -28,6 +28,7 @@ const identifyWindow = 5 * time.Second
 // gatewayBot is GET /gateway/bot's answer.
 type gatewayBot struct {
 	URL               string `json:"url"`
+	Shards            int    `json:"shards"`
 	SessionStartLimit struct {
 		Total          int   `json:"total"`
 		Remaining      int   `json:"remaining"`
@@ -37,13 +38,24 @@ type gatewayBot struct {
 }
 
 func (s *Session) readGatewayBot() (gatewayBot, error) {
+	return readGatewayBot(s.ctx, s.o.Token, s.o.Transport)
+}
+
+// Recommended is the number of shards Discord recommends for the bot
+// (GET /gateway/bot), at least 1.
+func Recommended(ctx context.Context, token string, rt http.RoundTripper) (int, error) {
+	b, err := readGatewayBot(ctx, token, rt)
+	return max(b.Shards, 1), err
+}
+
+func readGatewayBot(ctx context.Context, token string, rt http.RoundTripper) (gatewayBot, error) {
 	var b gatewayBot
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, "https://discord.com/api/v10/gateway/bot", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://discord.com/api/v10/gateway/bot", nil)
 	if err != nil {
 		return b, err
 	}
-	req.Header.Set("Authorization", "Bot "+s.o.Token)
-	resp, err := (&http.Client{Transport: s.o.Transport}).Do(req)
+	req.Header.Set("Authorization", "Bot "+token)
+	resp, err := (&http.Client{Transport: rt}).Do(req)
 	if errors.Is(err, transport.ErrUnauthorized) {
 		return b, rejectedToken()
 	}

@@ -37,7 +37,7 @@ type proxy struct {
 	tokens  *verifier
 	bodies  *bytePool
 	rates   *rates
-	hasher  hasher
+	hasher  *hasher
 	waiters *waiters
 	metrics *metrics
 	log     *slog.Logger
@@ -86,6 +86,8 @@ func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, r, d.webhookID, apiErr)
 		return
 	}
+	// The key is read by now: verify hashed the token.
+	d.fp, _ = p.hasher.fingerprint(ctx, d.webhookID, d.token)
 	held, apiErr := p.body(w, r, &d)
 	defer p.bodies.give(d.service, held)
 	if apiErr != nil {
@@ -152,7 +154,6 @@ func (p *proxy) head(r *http.Request) (delivery, bool, *execute.Error) {
 	if variant == "github" {
 		d.event = r.Header.Get("X-GitHub-Event")
 	}
-	d.fp = p.hasher.fingerprint(id, token)
 	return d, wait, nil
 }
 

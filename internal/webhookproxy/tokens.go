@@ -21,35 +21,49 @@ import (
 // hasher names a webhook token by an HMAC keyed with the database's
 // secret (webhookproxy_secret): comparisons are of the full hash, and
 // what is shown (fingerprint) cannot be searched for a guessed token
-// without the key.
-type hasher struct{ key []byte }
+// without the key. The key is read at first use: herald may be built
+// before its migrations ran.
+type hasher struct {
+	db  *pgxpool.Pool
+	mu  sync.Mutex
+	key []byte
+}
 
-func loadHasher(ctx context.Context, db *pgxpool.Pool) (hasher, error) {
-	var key []byte
-	if err := db.QueryRow(ctx, `SELECT key FROM webhookproxy_secret WHERE id = 1`).Scan(&key); err != nil {
-		return hasher{}, fmt.Errorf("webhookproxy: read the token key (are migrations applied?): %w", err)
+func newHasher(db *pgxpool.Pool) *hasher { return &hasher{db: db} }
+
+func (h *hasher) loadKey(ctx context.Context) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.key == nil {
+		if err := h.db.QueryRow(ctx, `SELECT key FROM webhookproxy_secret WHERE id = 1`).Scan(&h.key); err != nil {
+			return nil, fmt.Errorf("webhookproxy: read the token key: %w", err)
+		}
 	}
-	return hasher{key: key}, nil
+	return h.key, nil
 }
 
 // tokenHash is the keyed hash of one webhook's token.
 type tokenHash [sha256.Size]byte
 
-func (h hasher) hash(webhookID, token string) tokenHash {
-	m := hmac.New(sha256.New, h.key)
+func (h *hasher) hash(ctx context.Context, webhookID, token string) (tokenHash, error) {
+	var out tokenHash
+	key, err := h.loadKey(ctx)
+	if err != nil {
+		return out, err
+	}
+	m := hmac.New(sha256.New, key)
 	m.Write([]byte(webhookID))
 	m.Write([]byte{0})
 	m.Write([]byte(token))
-	var out tokenHash
 	m.Sum(out[:0])
-	return out
+	return out, nil
 }
 
 // fingerprint is how status output names a token: a prefix of its keyed
 // hash. Logs never name one.
-func (h hasher) fingerprint(webhookID, token string) string {
-	sum := h.hash(webhookID, token)
-	return hex.EncodeToString(sum[:6])
+func (h *hasher) fingerprint(ctx context.Context, webhookID, token string) (string, error) {
+	sum, err := h.hash(ctx, webhookID, token)
+	return hex.EncodeToString(sum[:6]), err
 }
 
 // verdict is what is known of one webhook id and token.
@@ -107,7 +121,7 @@ type webhookReader interface {
 type verifier struct {
 	db      *pgxpool.Pool
 	discord webhookReader
-	hasher  hasher
+	hasher  *hasher
 	budget  *budget
 	now     func() time.Time
 
@@ -129,7 +143,7 @@ type flight struct {
 	err  error
 }
 
-func newVerifier(db *pgxpool.Pool, discord webhookReader, h hasher, b *budget, now func() time.Time) *verifier {
+func newVerifier(db *pgxpool.Pool, discord webhookReader, h *hasher, b *budget, now func() time.Time) *verifier {
 	return &verifier{db: db, discord: discord, hasher: h, budget: b, now: now,
 		cache: map[tokenHash]cached{}, flights: map[tokenHash]*flight{}, perCall: map[string]int{}}
 }
@@ -137,7 +151,10 @@ func newVerifier(db *pgxpool.Pool, discord webhookReader, h hasher, b *budget, n
 // check is the verdict on webhookID and token for caller. An error means
 // no verdict: errVerifyBusy, an *overBudget, or a database error.
 func (v *verifier) check(ctx context.Context, caller, webhookID, token string) (verdict, error) {
-	h := v.hasher.hash(webhookID, token)
+	h, err := v.hasher.hash(ctx, webhookID, token)
+	if err != nil {
+		return unverified, err
+	}
 	if c, ok := v.recall(h); ok {
 		return c, nil
 	}
@@ -211,7 +228,10 @@ func (v *verifier) vouched(ctx context.Context, webhookID string) (bool, error) 
 // forget marks a pair bad after Discord refused a delivery with it: the
 // webhook's token was reset since it was verified.
 func (v *verifier) forget(ctx context.Context, webhookID, token string) error {
-	h := v.hasher.hash(webhookID, token)
+	h, err := v.hasher.hash(ctx, webhookID, token)
+	if err != nil {
+		return err
+	}
 	v.remember(h, badToken)
 	return v.store(ctx, webhookID, h, badToken)
 }

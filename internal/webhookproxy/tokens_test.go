@@ -43,11 +43,7 @@ func (f *fakeDiscord) WebhookWithToken(ctx context.Context, id, token string) (*
 func newTestVerifier(t *testing.T, d *fakeDiscord, perCaller int) *verifier {
 	t.Helper()
 	db := storetest.Pool(t)
-	h, err := loadHasher(t.Context(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return newVerifier(db, d, h, newBudget(perCaller, 100, time.Now), time.Now)
+	return newVerifier(db, d, newHasher(db), newBudget(perCaller, 100, time.Now), time.Now)
 }
 
 // Each pair is asked about once, however many ask at once, and the

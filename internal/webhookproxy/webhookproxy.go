@@ -39,12 +39,7 @@ func build(k feature.Kit) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	hash, err := loadHasher(ctx, k.DB)
-	if err != nil {
-		return err
-	}
+	hash := newHasher(k.DB)
 	// One verifier and budget for the ingress and the drains: a token is
 	// asked about once, whichever meets it first.
 	invalid := newBudget(set.invalidPerKey, set.invalidTotal, time.Now)

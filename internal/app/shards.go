@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/herald-bot/herald/internal/cluster"
+	"github.com/herald-bot/herald/internal/discord/intents"
+	"github.com/herald-bot/herald/internal/gateway"
+)
+
+// sessions are the gateway sessions this process serves, by shard.
+type sessions struct {
+	mu sync.Mutex
+	by map[int]*gateway.Session
+}
+
+func (s *sessions) put(shard int, gw *gateway.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.by == nil {
+		s.by = map[int]*gateway.Session{}
+	}
+	s.by[shard] = gw
+}
+
+func (s *sessions) drop(shard int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.by, shard)
+}
+
+func (s *sessions) get(shard int) *gateway.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.by[shard]
+}
+
+// serveShard is what this process does with a shard while it holds the
+// shard's lease: keep its gateway session open. A fatal close (a rejected
+// token, an intent the application lacks) stops herald.
+func (a *App) serveShard(rt http.RoundTripper, count int, pacer gateway.Pacer) cluster.ServeFunc {
+	return func(ctx context.Context, shard int) error {
+		gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
+			ShardID: shard, ShardCount: count, Pacer: pacer, Intents: intents.For(a.application.Flags),
+			OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log.With("shard", shard)})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return gatewayFatal(err)
+		}
+		a.sessions.put(shard, gw)
+		defer a.sessions.drop(shard)
+		select {
+		case <-ctx.Done():
+			return gw.Close()
+		case err := <-gw.Err():
+			return errors.Join(gatewayFatal(err), gw.Close())
+		}
+	}
+}
+
+// shardCount is HERALD_SHARD_COUNT, or the count Discord recommends.
+func (a *App) shardCount(ctx context.Context, rt http.RoundTripper) (int, error) {
+	if a.cfg.ShardCount > 0 {
+		return a.cfg.ShardCount, nil
+	}
+	n, err := gateway.Recommended(ctx, a.cfg.DiscordToken.Reveal(), rt)
+	if err != nil {
+		return 0, fmt.Errorf("app: the shard count Discord recommends: %w", err)
+	}
+	return n, nil
+}
+
+// gatewayReady is /readyz's view of the gateway: every shard this process
+// holds is connected. A process holding none (more processes than
+// shards) serves jobs and is ready.
+func (a *App) gatewayReady(ctx context.Context) ([]string, error) {
+	if a.cluster == nil {
+		return nil, errors.New("gateway not started")
+	}
+	held, err := a.cluster.Held(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("shard leases unreadable: %w", err)
+	}
+	if len(held) == 0 {
+		return []string{"this process serves no gateway shard: the other herald processes serve them all"}, nil
+	}
+	for _, shard := range held {
+		gw := a.sessions.get(shard)
+		if gw == nil {
+			return nil, fmt.Errorf("gateway shard %d connecting", shard)
+		}
+		if err := gw.Ready(); err != nil {
+			return nil, fmt.Errorf("gateway shard %d: %w", shard, err)
+		}
+	}
+	return nil, nil
+}
