@@ -68,7 +68,7 @@ const rolesWindow = 2 * time.Second
 // LoadConfig reads the configuration for `herald run`: herald's settings
 // and those of its features, extra ones included (tests, benchmarks).
 func LoadConfig(lookup config.Lookup, extra ...feature.Feature) (config.Config, error) {
-	return config.Load(lookup, feature.Settings(append(Features(), extra...)...)...)
+	return config.Load(lookup, Settings(extra...)...)
 }
 
 // Pool sizes beside the configured ones: River itself (its LISTEN
@@ -137,6 +137,10 @@ type App struct {
 	admin    *http.Server
 	riverUI  *riverui.Handler // nil when the operator tools are off
 	adminLn  net.Listener
+	// interactions serves the Interactions Endpoint URL; nil when
+	// HERALD_INTERACTIONS_ADDR is unset.
+	interactions   *http.Server
+	interactionsLn net.Listener
 }
 
 // New connects to the database (migrating first when configured to),
@@ -208,6 +212,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	a.writer = work.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
 		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
+		return nil, err
+	}
+	if err := a.listenInteractions(); err != nil {
 		return nil, err
 	}
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -323,19 +330,23 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
 	}
 	a.gateway.Store(gw)
-	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "job_kinds", kinds, "config", a.cfg)
+	interactionsErr := make(chan error, 1)
+	a.serveInteractions(interactionsErr)
+	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "interactions", a.InteractionsAddr(), "job_kinds", kinds, "config", a.cfg)
 
 	select {
 	case <-ctx.Done():
 		a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
 	case err = <-serveErr:
 		err = fmt.Errorf("app: admin HTTP: %w", err)
+	case err = <-interactionsErr:
+		err = fmt.Errorf("app: interactions endpoint: %w", err)
 	case err = <-gw.Err():
 		// Discord ended the session for good (a fatal close code).
 		err = gatewayFatal(err)
 	}
 	// No new interactions first, then let running jobs finish their calls.
-	err = errors.Join(err, gw.Close(), stopWork())
+	err = errors.Join(err, gw.Close(), a.stopInteractions(), stopWork())
 	return errors.Join(err, a.stopAdmin())
 }
 
@@ -408,8 +419,10 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 }
 
 func (a *App) close() {
-	if a.adminLn != nil {
-		a.adminLn.Close()
+	for _, ln := range []net.Listener{a.adminLn, a.interactionsLn} {
+		if ln != nil {
+			ln.Close()
+		}
 	}
 	a.services.Close()
 	if a.migrator != nil {
