@@ -67,7 +67,7 @@ const rolesWindow = 2 * time.Second
 // LoadConfig reads the configuration for `herald run`: herald's settings
 // and those of its features, extra ones included (tests, benchmarks).
 func LoadConfig(lookup config.Lookup, extra ...feature.Feature) (config.Config, error) {
-	return config.Load(lookup, feature.Settings(append(Features(), extra...)...)...)
+	return config.Load(lookup, Settings(extra...)...)
 }
 
 // Pool sizes beside the configured ones: River itself (its LISTEN
@@ -137,6 +137,10 @@ type App struct {
 	admin    *http.Server
 	riverUI  *riverui.Handler // nil when the operator tools are off
 	adminLn  net.Listener
+	// interactions serves the Interactions Endpoint URL; nil when
+	// HERALD_INTERACTIONS_ADDR is unset.
+	interactions   *http.Server
+	interactionsLn net.Listener
 }
 
 // New connects to the database (migrating first when configured to),
@@ -209,6 +213,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	a.writer = work.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
 		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
+		return nil, err
+	}
+	if err := a.listenInteractions(); err != nil {
 		return nil, err
 	}
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -331,7 +338,10 @@ func (a *App) Run(ctx context.Context) error {
 	defer stopShards()
 	shardsDone := make(chan error, 1)
 	go func() { shardsDone <- cl.Shards(sctx, count, a.serveShard(rt, count, cl)) }()
-	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "process", cl.ID(), "shards", count, "job_kinds", kinds, "config", a.cfg)
+	interactionsErr := make(chan error, 1)
+	a.serveInteractions(interactionsErr)
+	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "interactions", a.InteractionsAddr(), "process", cl.ID(), "shards", count,
+		"job_kinds", kinds, "config", a.cfg)
 
 	select {
 	case <-ctx.Done():
@@ -339,13 +349,15 @@ func (a *App) Run(ctx context.Context) error {
 		err = nil
 	case err = <-serveErr:
 		err = fmt.Errorf("app: admin HTTP: %w", err)
+	case err = <-interactionsErr:
+		err = fmt.Errorf("app: interactions endpoint: %w", err)
 	case err = <-shardsDone:
 		// A shard's session ended for good (a fatal close code).
 		shardsDone <- nil
 	}
 	// No new interactions first, then let running jobs finish their calls.
 	stopShards()
-	err = errors.Join(err, <-shardsDone, stopWork())
+	err = errors.Join(err, <-shardsDone, a.stopInteractions(), stopWork())
 	return errors.Join(err, a.stopAdmin())
 }
 
@@ -415,8 +427,10 @@ func (a *App) ready(ctx context.Context) ([]string, error) {
 }
 
 func (a *App) close() {
-	if a.adminLn != nil {
-		a.adminLn.Close()
+	for _, ln := range []net.Listener{a.adminLn, a.interactionsLn} {
+		if ln != nil {
+			ln.Close()
+		}
 	}
 	a.services.Close()
 	if a.migrator != nil {

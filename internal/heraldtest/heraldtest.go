@@ -63,6 +63,7 @@ type Herald struct {
 	commands map[string]*discordgo.ApplicationCommand
 	logs     *logbuf.Buffer
 	features []feature.Feature
+	overHTTP bool
 	stop     func()             // stops the running herald; nil while stopped
 	exited   chan error         // what the running herald's Run returned
 	cancel   context.CancelFunc // cancels its Run
@@ -75,6 +76,7 @@ type options struct {
 	env      map[string]string
 	dbProxy  bool
 	dbURL    string
+	overHTTP bool
 }
 
 // Option configures New.
@@ -166,7 +168,7 @@ func New(t testing.TB, opts ...Option) *Herald {
 	}
 	cfg.Clock = &clock.Clock{}
 	h := &Herald{Sim: s, Guild: g, Config: cfg, Clock: cfg.Clock, DBProxy: proxy, t: t, commands: map[string]*discordgo.ApplicationCommand{},
-		logs: &logbuf.Buffer{}, features: o.features}
+		logs: &logbuf.Buffer{}, features: o.features, overHTTP: o.overHTTP}
 	for _, c := range declared {
 		h.commands[c.Name] = c
 	}
@@ -225,6 +227,11 @@ func (h *Herald) Start() {
 		res.Body.Close()
 		return res.StatusCode == http.StatusOK
 	})
+	if h.overHTTP {
+		// Saved as an owner saves it in the Developer Portal, once herald
+		// answers Discord's checks; a restarted herald has a new port.
+		h.Sim.SetInteractionsEndpoint(h.InteractionsURL())
+	}
 }
 
 // Stop stops herald the way SIGTERM does: its gateway session closes (the

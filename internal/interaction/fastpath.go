@@ -69,12 +69,25 @@ func NewFastPath(o Config) (*FastPath, error) {
 	return &FastPath{o: o, metrics: newMetrics(o.Registerer)}, nil
 }
 
-// Handle answers one interaction, as the gateway delivers it. Work is
-// durable before the answer and never overtakes it. An interaction
-// nothing handles — a retired control, a forged custom_id, a command
-// herald no longer has — gets an ephemeral note in the member's language
-// and changes nothing; so does a handler that fails or panics.
+// Answer delivers an interaction's initial response: the gateway
+// ingress sends it through the callback route (Handle), the Interactions
+// Endpoint URL writes it as its HTTP response (Endpoint).
+type Answer func(ctx context.Context, resp *discordgo.InteractionResponse) error
+
+// Handle answers one interaction, as the gateway delivers it, through
+// the callback route.
 func (f *FastPath) Handle(i *discordgo.Interaction) {
+	f.Serve(i, func(ctx context.Context, resp *discordgo.InteractionResponse) error { return f.respond(ctx, i, resp) })
+}
+
+// Serve decides one interaction's answer and has answer deliver it. Work
+// is durable before the answer and never overtakes it: held jobs are
+// released once answer returns. An interaction nothing handles — a
+// retired control, a forged custom_id, a command herald no longer has —
+// gets an ephemeral note in the member's language and changes nothing;
+// so does a handler that fails or panics. A replay, or an interaction
+// past Discord's 3 s, is not answered: answer is not called.
+func (f *FastPath) Serve(i *discordgo.Interaction, answer Answer) {
 	received := time.Now()
 	afterIdle := f.idle.firstAfter(received)
 	log := f.o.Logger.With("interaction_id", i.ID, "type", i.Type.String())
@@ -95,7 +108,7 @@ func (f *FastPath) Handle(i *discordgo.Interaction) {
 		// The first delivery did the work and answered; answering again
 		// would only earn Discord's 40060.
 		f.dedupeHits.Inc()
-	} else if err = f.respond(ctx, i, resp); err != nil {
+	} else if err = answer(ctx, resp); err != nil {
 		log.Warn("interaction answer failed", "err", err)
 		outcome = "unanswered"
 	}

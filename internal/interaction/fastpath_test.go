@@ -145,25 +145,50 @@ func count(t *testing.T, h *heraldtest.Herald, query string, args ...any) int {
 	return n
 }
 
+// ingress is one way interactions reach herald.
+type ingress struct {
+	name string
+	opts []heraldtest.Option
+	// via is how the simulator sees the answers come.
+	via string
+}
+
+// ingresses are both: the gateway (answers through the callback route)
+// and the Interactions Endpoint URL (answers in the HTTP response).
+var ingresses = []ingress{{"gateway", nil, sim.ViaCallback}, {"http", []heraldtest.Option{heraldtest.OverHTTP()}, sim.ViaResponse}}
+
+// bothIngresses runs test once per ingress: the fast path behaves the same
+// whichever way an interaction came.
+func bothIngresses(t *testing.T, test func(t *testing.T, in ingress)) {
+	t.Parallel()
+	for _, in := range ingresses {
+		t.Run(in.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, in)
+		})
+	}
+}
+
 // The fast path commits the handler's row and job with the ledger row,
 // answers, and only then lets the job run. The same interaction delivered
 // again writes nothing, enqueues nothing, answers nothing and counts as a
 // dedupe hit.
-func TestAnswersBeforeWorkAndIgnoresReplays(t *testing.T) {
-	t.Parallel()
-	h, f, msg := start(t)
+func TestAnswersBeforeWorkAndIgnoresReplays(t *testing.T) { bothIngresses(t, answersBeforeWork) }
+
+func answersBeforeWork(t *testing.T, via ingress) {
+	h, f, msg := start(t, via.opts...)
 	in := h.As("dave").Click(msg, "desk:1:open")
 	if acked := <-f.worker.ran; !acked {
 		t.Fatal("the job ran before the interaction was answered")
 	}
-	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
-		t.Errorf("ack type = %d, want a deferred message", st.AckType)
+	if st := in.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) || st.AnsweredVia != via.via {
+		t.Errorf("answered with type %d via %q, want a deferred message via %q", st.AckType, st.AnsweredVia, via.via)
 	}
 
 	f.mu.Lock()
 	again := f.delivered
 	f.mu.Unlock()
-	h.App.Deliver(again) // Discord delivers it again (a replay after RESUME)
+	h.Deliver(again) // delivered again: a replay after RESUME, or of a captured request
 	if jobs, ledger, rows := count(t, h, `SELECT count(*) FROM river_job WHERE kind = 'test_note'`),
 		count(t, h, `SELECT count(*) FROM interaction_ledger WHERE event_id = $1`, in.ID),
 		count(t, h, `SELECT count(*) FROM guild_settings`); jobs != 1 || ledger != 1 || rows != 1 {
@@ -179,17 +204,18 @@ func TestAnswersBeforeWorkAndIgnoresReplays(t *testing.T) {
 			callbacks++
 		}
 	}
-	if callbacks != 1 {
-		t.Errorf("%d callbacks, want 1: a replay is not answered again", callbacks)
+	if want := map[string]int{sim.ViaCallback: 1, sim.ViaResponse: 0}[via.via]; callbacks != want {
+		t.Errorf("%d callbacks, want %d: a replay is not answered again", callbacks, want)
 	}
 }
 
 // A handler that fails, or panics, leaves nothing behind: what it wrote
 // is rolled back, the member gets "something went wrong" in their
 // language, and herald goes on answering.
-func TestFailingHandlersChangeNothing(t *testing.T) {
-	t.Parallel()
-	h, _, msg := start(t)
+func TestFailingHandlersChangeNothing(t *testing.T) { bothIngresses(t, failingHandlers) }
+
+func failingHandlers(t *testing.T, via ingress) {
+	h, _, msg := start(t, via.opts...)
 	for _, id := range []string{"desk:1:boom", "desk:1:panic"} {
 		if got := h.As("carol").Locale("fr").Click(msg, id).Reply(); !strings.Contains(got.Content, "Un problème") {
 			t.Errorf("%s answered %q", id, got.Content)
@@ -208,9 +234,10 @@ func TestFailingHandlersChangeNothing(t *testing.T) {
 
 // A control herald does not know — forged, foreign, retired — gets an
 // ephemeral answer in the member's language, and nothing else happens.
-func TestUnknownControlsAreAnsweredAsOutdated(t *testing.T) {
-	t.Parallel()
-	h, _, msg := start(t)
+func TestUnknownControlsAreAnsweredAsOutdated(t *testing.T) { bothIngresses(t, unknownControls) }
+
+func unknownControls(t *testing.T, via ingress) {
+	h, _, msg := start(t, via.opts...)
 	before := len(h.Sim.Requests())
 	for _, tc := range []struct{ customID, locale, want string }{
 		{"not a herald id", "de", "nicht mehr aktuell"},
@@ -303,9 +330,10 @@ func TestLostCommitThatLandedIsAnsweredAsDone(t *testing.T) {
 // With the database black-holed (packets held, nothing closed) the fast
 // path still answers within Discord's 3 s — "busy", with nothing enqueued
 // — and works again once the network heals.
-func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) {
-	t.Parallel()
-	h, _, msg := start(t, heraldtest.WithDatabaseProxy())
+func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) { bothIngresses(t, blackHoledDatabase) }
+
+func blackHoledDatabase(t *testing.T, via ingress) {
+	h, _, msg := start(t, append(via.opts, heraldtest.WithDatabaseProxy())...)
 	h.DBProxy.Hold()
 	busy := h.As("dave").Locale("de").Click(msg, "desk:1:open")
 	if reply := busy.Reply(); !strings.Contains(reply.Content, "beschäftigt") {
@@ -326,9 +354,10 @@ func TestBlackHoledDatabaseIsAnsweredBusy(t *testing.T) {
 // After a RESUME, Discord may deliver an interaction created more than
 // 3 s ago; it refuses any answer then, so herald sends none and runs
 // nothing.
-func TestInteractionsOlderThanDiscordsWindowAreNotAnswered(t *testing.T) {
-	t.Parallel()
-	h, f, msg := start(t)
+func TestInteractionsOlderThanDiscordsWindowAreNotAnswered(t *testing.T) { bothIngresses(t, tooOld) }
+
+func tooOld(t *testing.T, via ingress) {
+	h, f, msg := start(t, via.opts...)
 	h.As("dave").Click(msg, "desk:1:open")
 	<-f.worker.ran
 	f.mu.Lock()
@@ -336,7 +365,7 @@ func TestInteractionsOlderThanDiscordsWindowAreNotAnswered(t *testing.T) {
 	f.mu.Unlock()
 	created, _ := discordgo.SnowflakeTimestamp(late.ID)
 	late.ID = strconv.FormatInt((created.Add(-4*time.Second).UnixMilli()-1420070400000)<<22, 10)
-	h.App.Deliver(&late)
+	h.Deliver(&late)
 	if n := count(t, h, `SELECT count(*) FROM interaction_ledger`); n != 1 {
 		t.Errorf("%d ledger rows, want only the first interaction's", n)
 	}

@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer) metrics {
 	m := metrics{
 		ackLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "herald_ack_latency_seconds",
-			Help:    "From INTERACTION_CREATE received to the initial response answered, by outcome (routed, outdated, failed, replay, unanswered).",
+			Help:    "From an interaction received (gateway or Interactions Endpoint URL) to the initial response answered, by outcome (routed, outdated, failed, replay, unanswered).",
 			Buckets: []float64{.005, .01, .02, .05, .1, .25, .5, 1, 2, 3},
 		}, []string{"outcome"}),
 		dedupeHits: prometheus.NewCounter(prometheus.CounterOpts{

@@ -54,23 +54,27 @@ type Application struct {
 	// Flags are Discord's application flags: among them the privileged
 	// intents the owner switched on (see internal/discord/intents).
 	Flags int64
+	// VerifyKey is the hex Ed25519 public key Discord signs the
+	// interactions it POSTs to the Interactions Endpoint URL with.
+	VerifyKey string
 }
 
 // Application reads the bot's application: GET /applications/@me, which
 // any bot token may call.
 func (c *Client) Application(ctx context.Context) (Application, error) {
 	var out struct {
-		ID    string `json:"id"`
-		Name  string `json:"name"`
-		Flags int64  `json:"flags"`
-		Bot   *struct {
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Flags     int64  `json:"flags"`
+		VerifyKey string `json:"verify_key"`
+		Bot       *struct {
 			ID string `json:"id"`
 		} `json:"bot"`
 	}
 	if err := c.do(ctx, call{method: http.MethodGet, path: path("applications", "@me")}, &out); err != nil {
 		return Application{}, err
 	}
-	app := Application{ID: out.ID, Name: out.Name, Flags: out.Flags}
+	app := Application{ID: out.ID, Name: out.Name, Flags: out.Flags, VerifyKey: out.VerifyKey}
 	if out.Bot != nil {
 		app.BotUserID = out.Bot.ID
 	}

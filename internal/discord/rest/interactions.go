@@ -12,16 +12,17 @@ import (
 // must reach Discord within 3 seconds of the interaction. A second answer
 // gets Discord's 40060, "Interaction has already been acknowledged".
 func (c *Client) Respond(ctx context.Context, interactionID, token string, r *discordgo.InteractionResponse) error {
-	body, files := callbackBody(r)
+	body, files := CallbackBody(r)
 	return c.do(ctx, call{method: http.MethodPost, path: path("interactions", interactionID, token, "callback"),
 		body: body, files: files, token: true}, nil)
 }
 
-// callbackBody encodes r with only the fields Discord accepts for its
-// type: discordgo's InteractionResponseData always sends content, tts,
+// CallbackBody encodes r with only the fields Discord accepts for its
+// type — discordgo's InteractionResponseData always sends content, tts,
 // embeds and components, which an autocomplete or modal answer must not
-// carry.
-func callbackBody(r *discordgo.InteractionResponse) (any, []*discordgo.File) {
+// carry — for the callback route or an Interactions Endpoint URL's
+// response; files, when there are any, go as multipart beside it.
+func CallbackBody(r *discordgo.InteractionResponse) (any, []*discordgo.File) {
 	type out struct {
 		Type discordgo.InteractionResponseType `json:"type"`
 		Data any                               `json:"data,omitempty"`

@@ -72,6 +72,14 @@ type InteractionStatus struct {
 	Choices []Choice `json:"choices,omitempty"`
 	// Modal is the data of the modal the interaction was answered with.
 	Modal json.RawMessage `json:"modal,omitempty"`
+	// AnsweredVia says how the initial response came: "callback" (POST
+	// /interactions/{id}/{token}/callback) or "response" (the body of the
+	// Interactions Endpoint URL's HTTP response).
+	AnsweredVia string `json:"answered_via,omitempty"`
+	// DeliveryError is why the endpoint's answer was not taken — none in
+	// time, an HTTP status other than 200, an invalid body — when the
+	// interaction was POSTed to an Interactions Endpoint URL.
+	DeliveryError string `json:"delivery_error,omitempty"`
 }
 
 // Choice is one choice of an autocomplete answer: the name the member
@@ -81,19 +89,31 @@ type Choice struct {
 	Value any    `json:"value"`
 }
 
-// Interact creates an interaction and delivers INTERACTION_CREATE to the
-// connected gateway sessions. Its 3-second deadline starts now.
+// Interact creates an interaction and delivers it: as INTERACTION_CREATE
+// to the connected gateway sessions or, when the application has an
+// Interactions Endpoint URL, POSTed there in the background (see
+// deliver). Its 3-second deadline starts now.
 func (s *Server) Interact(req InteractionRequest) (InteractionCreated, error) {
 	var out InteractionCreated
+	var endpoint string
+	var body []byte
 	err := s.mutate(func(rq *request) error {
 		in, err := s.newInteraction(rq, req)
 		if err != nil {
 			return err
 		}
 		out = InteractionCreated{ID: in.id, Token: in.token}
-		rq.emit(in.guildID, "INTERACTION_CREATE", in.payload)
-		return nil
+		if s.endpoint == "" {
+			rq.emit(in.guildID, "INTERACTION_CREATE", in.payload)
+			return nil
+		}
+		endpoint = s.endpoint
+		body, err = json.Marshal(in.payload)
+		return err
 	})
+	if err == nil && endpoint != "" {
+		go s.deliver(endpoint, out, body)
+	}
 	return out, err
 }
 
@@ -262,7 +282,8 @@ func (s *Server) Interaction(id string) (InteractionStatus, bool) {
 	if !ok {
 		return InteractionStatus{}, false
 	}
-	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups), Choices: in.choices, Modal: in.modal}
+	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups), Choices: in.choices, Modal: in.modal,
+		AnsweredVia: in.via, DeliveryError: in.deliveryError}
 	if in.acked {
 		st.AckLatencyMS = ptr(ms(in.ackLatency))
 	}

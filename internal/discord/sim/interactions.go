@@ -49,6 +49,11 @@ type interaction struct {
 	followups  []string
 	choices    []Choice // an autocomplete answer's
 	modal      json.RawMessage
+	// via is how the initial response came (ViaCallback, ViaResponse);
+	// deliveryError why the Interactions Endpoint URL's answer was not
+	// taken.
+	via           string
+	deliveryError string
 }
 
 func (s *state) interactionByToken(token string) *interaction {
@@ -146,7 +151,7 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 			s.emitUpdate(rq, m)
 		}
 	}
-	in.acked, in.ackType, in.choices = true, typ, choices
+	in.acked, in.ackType, in.choices, in.via = true, typ, choices, ViaCallback
 	in.ackLatency = rq.now.Sub(in.createdAt)
 	s.stats.ackLatenciesMS = append(s.stats.ackLatenciesMS, ms(in.ackLatency))
 	if rq.r.URL.Query().Get("with_response") != "true" {

@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"crypto/sha256"
+	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -66,17 +66,24 @@ func (s *state) hasServerMembers() bool {
 // the bot's own application, owned by a developer account rather than a
 // team, with the flags the Developer Portal set.
 func getApplication(s *Server, _ *request) (any, *apiError) {
-	return s.st.renderApplication(s.opts.BotName), nil
+	return s.renderApplication(), nil
 }
 
-func (s *state) renderApplication(name string) map[string]any {
-	key := sha256.Sum256([]byte("herald-sim/" + s.appID))
+// renderApplication is the application as GET /applications/@me reports
+// it: verify_key is the hex public key interactions are signed with. The
+// lock is held.
+func (srv *Server) renderApplication() map[string]any {
+	s := srv.st
+	var endpoint any
+	if srv.endpoint != "" {
+		endpoint = srv.endpoint
+	}
 	scopes := []any{"bot", "applications.commands"}
 	return map[string]any{
-		"id": s.appID, "name": name, "icon": nil, "description": "", "type": nil,
+		"id": s.appID, "name": srv.opts.BotName, "icon": nil, "description": "", "type": nil,
 		"bot": s.renderUser(s.botID), "bot_public": true, "bot_require_code_grant": false,
-		"verify_key": hex.EncodeToString(key[:]), "flags": s.appFlags, "flags_new": strconv.FormatInt(s.appFlags, 10),
-		"redirect_uris": []any{}, "interactions_endpoint_url": nil, "role_connections_verification_url": nil,
+		"verify_key": hex.EncodeToString(srv.key.Public().(ed25519.PublicKey)), "flags": s.appFlags, "flags_new": strconv.FormatInt(s.appFlags, 10),
+		"redirect_uris": []any{}, "interactions_endpoint_url": endpoint, "role_connections_verification_url": nil,
 		"owner":                   s.renderUser(s.ownerID),
 		"approximate_guild_count": len(s.guilds), "approximate_user_install_count": 0,
 		"approximate_user_authorization_count": 0, "explicit_content_filter": 0, "team": nil,
@@ -102,26 +109,43 @@ func (s *Server) SetApplicationFlags(flags int64) error {
 	return nil
 }
 
-// ctlApplication is POST /_sim/application {"flags": N}: the Developer
-// Portal's settings of the application. It answers the application as
-// GET /applications/@me then reports it.
+// ctlApplication is POST /_sim/application: the Developer Portal's
+// settings of the application, {"flags": N} and/or
+// {"interactions_endpoint_url": "https://…"} ("" removes it). Saving a URL
+// checks the endpoint as Discord does (see SetInteractionsEndpoint); one
+// that fails answers 400 with Discord's 50035 error and changes nothing.
+// It answers the application as GET /applications/@me then reports it.
 func (s *Server) ctlApplication(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Flags *int64 `json:"flags"`
+		Flags    *int64  `json:"flags"`
+		Endpoint *string `json:"interactions_endpoint_url"`
 	}
 	if !decodeControl(w, r, &body) {
 		return
 	}
-	if body.Flags == nil {
-		ctlError(w, http.StatusBadRequest, errors.New("sim: POST /_sim/application needs flags"))
+	if body.Flags == nil && body.Endpoint == nil {
+		ctlError(w, http.StatusBadRequest, errors.New("sim: POST /_sim/application needs flags or interactions_endpoint_url"))
 		return
 	}
-	if err := s.SetApplicationFlags(*body.Flags); err != nil {
-		ctlError(w, http.StatusBadRequest, err)
-		return
+	if body.Flags != nil {
+		if err := s.SetApplicationFlags(*body.Flags); err != nil {
+			ctlError(w, http.StatusBadRequest, err)
+			return
+		}
+	}
+	if body.Endpoint != nil {
+		if err := s.SetInteractionsEndpoint(*body.Endpoint); err != nil {
+			var api *apiError
+			if errors.As(err, &api) {
+				writeJSON(w, api.status, api.body())
+				return
+			}
+			ctlError(w, http.StatusBadRequest, err)
+			return
+		}
 	}
 	s.mu.Lock()
-	app := s.st.renderApplication(s.opts.BotName)
+	app := s.renderApplication()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, app)
 }

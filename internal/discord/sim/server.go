@@ -5,6 +5,7 @@
 package sim
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"log/slog"
 	"math/rand/v2"
@@ -113,6 +114,12 @@ type Server struct {
 	rng      *rand.Rand
 	requests []RequestRecord
 	stats    statsCounters
+	// key signs what the simulator POSTs to the application's Interactions
+	// Endpoint URL, endpoint ("" when unset): the application's, kept
+	// across Reset.
+	key      ed25519.PrivateKey
+	endpoint string
+	outgoing *http.Client
 }
 
 // New builds a simulator with an empty world: the bot user and no guilds.
@@ -126,6 +133,8 @@ func New(opts Options) *Server {
 		rng:    rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5eed)),
 	}
 	s.resetLocked()
+	s.key = applicationKey(s.st.appID)
+	s.outgoing = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	s.gw = newGateway(s)
 	s.control = s.controlMux()
 	return s

@@ -255,6 +255,17 @@ func (s *Sim) SetApplicationFlags(flags int64) {
 	s.control(http.MethodPost, "/_sim/application", map[string]int64{"flags": flags}, nil, http.StatusOK)
 }
 
+// SetInteractionsEndpoint saves the application's Interactions Endpoint
+// URL through POST /_sim/application, as its owner does in the Developer
+// Portal; the simulator checks the endpoint first, as Discord does, and
+// the test fails if it refuses it. From then on interactions are POSTed
+// there instead of sent over the gateway; "" sends them back to the
+// gateway.
+func (s *Sim) SetInteractionsEndpoint(url string) {
+	s.t.Helper()
+	s.control(http.MethodPost, "/_sim/application", map[string]string{"interactions_endpoint_url": url}, nil, http.StatusOK)
+}
+
 // Authorize follows a bot invite URL as the owner of guildID does, through
 // POST /_sim/oauth2/authorize, and returns the bot's managed role.
 func (s *Sim) Authorize(inviteURL, guildID string) string {
