@@ -13,7 +13,6 @@ import (
 
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/config"
-	"github.com/herald-bot/herald/internal/feature"
 )
 
 func main() {
@@ -82,7 +81,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nConfiguration comes from the environment:")
-	for _, s := range config.Settings(feature.Settings(app.Features()...)...) {
+	for _, s := range config.Settings(app.Settings()...) {
 		def := s.Default
 		if s.Required {
 			def = "required"
