@@ -10,7 +10,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/rest"
@@ -43,10 +42,14 @@ type boardArgs struct {
 
 func (boardArgs) Kind() string { return "status_board" }
 
-// nextLook is the options of a board's next look: at most one waits.
-func nextLook(at time.Time) *river.InsertOpts {
-	return &river.InsertOpts{Queue: string(work.Sync), ScheduledAt: at, UniqueOpts: river.UniqueOpts{ByArgs: true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable}}}
+// nextLook is the options of a board's next look, an interval from now:
+// one per guild and interval-long period of River's (unique by args and
+// ScheduledAt's period), so the look running now — in an earlier period —
+// never blocks its successor, and two chains of looks (the command's
+// first look and the running one) merge at the first period they share.
+func nextLook(now time.Time, interval time.Duration) *river.InsertOpts {
+	return &river.InsertOpts{Queue: string(work.Sync), ScheduledAt: now.Add(interval),
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: interval}}
 }
 
 // board is /herald board channel: it records the board's channel (moving
@@ -156,7 +159,7 @@ func (w *boardWorker) Work(ctx context.Context, j *river.Job[boardArgs]) error {
 		}
 	}
 	client := river.ClientFromContext[pgx.Tx](ctx)
-	if _, err := client.Insert(ctx, boardArgs{GuildID: g}, work.ForGuild(nextLook(time.Now().Add(w.interval)), g)); err != nil {
+	if _, err := client.Insert(ctx, boardArgs{GuildID: g}, work.ForGuild(nextLook(time.Now(), w.interval), g)); err != nil {
 		return fmt.Errorf("status: next board look: %w", err)
 	}
 	return nil

@@ -104,4 +104,12 @@ func TestBoardEditsOncePerIntervalAndOnlyOnChange(t *testing.T) {
 	if after := boardEdits(); len(after) != settled+len(edits) {
 		t.Errorf("%d more board edits without a change", len(after)-settled-len(edits))
 	}
+	// Each look scheduled its successor itself: none failed and was
+	// retried into the next look, and one look waits.
+	var failed, waiting int
+	h.DB.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE errors IS NOT NULL), count(*) FILTER (WHERE state IN ('scheduled', 'available'))
+		FROM river_job WHERE kind = 'status_board'`).Scan(&failed, &waiting)
+	if failed != 0 || waiting != 1 {
+		t.Errorf("board looks: %d failed, %d waiting; want 0 and 1", failed, waiting)
+	}
 }
