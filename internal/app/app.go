@@ -327,7 +327,7 @@ func (a *App) Run(ctx context.Context) error {
 		}
 		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
 	}
-	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log})
+	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log, OnLive: a.engine.Share})
 	if err != nil {
 		return errors.Join(err, stopWork(), a.stopAdmin())
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,16 +70,19 @@ type member struct {
 	c    *Cluster
 	stop context.CancelFunc
 	done chan struct{} // closed when Shards returned
+	live atomic.Int32  // as OnLive last said
 }
 
 func run(t *testing.T, db *pgxpool.Pool, name string, s *served) *member {
 	t.Helper()
-	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Lease: time.Second, Every: 100 * time.Millisecond, Host: name})
+	m := &member{done: make(chan struct{})}
+	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Lease: time.Second, Every: 100 * time.Millisecond, Host: name,
+		OnLive: func(n int) { m.live.Store(int32(n)) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(t.Context())
-	m := &member{c: c, stop: stop, done: make(chan struct{})}
+	m.c, m.stop = c, stop
 	go func() {
 		defer close(m.done)
 		if err := c.Shards(ctx, 3, s.serve(name)); err != nil {
@@ -109,6 +112,9 @@ func TestShardsSpreadAndMove(t *testing.T) {
 	members, err := b.c.Members(t.Context())
 	if err != nil || len(members) != 3 {
 		t.Fatalf("members %v, %v", members, err)
+	}
+	if n := b.live.Load(); n != 3 {
+		t.Errorf("b heard %d live, want 3", n)
 	}
 
 	b.stop()
@@ -151,16 +157,25 @@ func TestReserveSpacesIdentifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var waits []time.Duration
+	// When each turn begins, by this clock: the wait from a call, added to
+	// the moment of the call (a loaded machine may take a while between
+	// calls; the turns stay 5 s apart).
+	var turns []time.Time
 	for _, key := range []int{0, 0, 0, 1} {
+		before := time.Now()
 		w, err := c.Reserve(t.Context(), key, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		waits = append(waits, w.Round(time.Second))
+		turns = append(turns, before.Add(w))
 	}
-	if want := []time.Duration{0, 5 * time.Second, 10 * time.Second, 0}; !slices.Equal(waits, want) {
-		t.Errorf("waits %v, want %v", waits, want)
+	for i, want := range []time.Duration{5 * time.Second, 5 * time.Second} {
+		if gap := turns[i+1].Sub(turns[i]); gap < want-200*time.Millisecond || gap > want+200*time.Millisecond {
+			t.Errorf("turns %d and %d of key 0 are %s apart, want %s", i, i+1, gap, want)
+		}
+	}
+	if gap := turns[3].Sub(turns[0]); gap > 2*time.Second {
+		t.Errorf("key 1's first turn came %s after key 0's, want at once", gap)
 	}
 }
 

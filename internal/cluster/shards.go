@@ -76,6 +76,7 @@ type shardSet struct {
 	running map[int]*running
 	failed  chan error
 	created bool
+	live    int // as the last balance counted
 }
 
 type running struct {
@@ -87,7 +88,7 @@ type running struct {
 func (s *shardSet) balance(ctx context.Context) error {
 	c := s.c
 	var mine []int
-	var fair int
+	var fair, live int
 	err := pgx.BeginFunc(ctx, c.o.DB, func(tx pgx.Tx) error {
 		lease := c.o.Lease.Seconds()
 		tag, err := tx.Exec(ctx, `UPDATE herald_processes SET lease_until = now() + make_interval(secs => $2) WHERE id = $1`, c.id, lease)
@@ -107,7 +108,6 @@ func (s *shardSet) balance(ctx context.Context) error {
 				return err
 			}
 		}
-		var live int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM herald_processes WHERE lease_until > now()`).Scan(&live); err != nil {
 			return err
 		}
@@ -142,6 +142,10 @@ func (s *shardSet) balance(ctx context.Context) error {
 		return fmt.Errorf("cluster: balance shards: %w", err)
 	}
 	s.created = true
+	if live != s.live && c.o.OnLive != nil {
+		c.o.OnLive(live)
+	}
+	s.live = live
 	slices.Sort(mine)
 	if len(mine) > fair {
 		if err := s.handOver(ctx, mine[fair:]); err != nil {

@@ -49,6 +49,13 @@ func newInvalidBudgets(cfg Config) invalidBudgets {
 	return b
 }
 
+// share gives this process 1/of each budget's configured limit.
+func (b *invalidBudgets) share(cfg Config, of int) {
+	for k, limit := range [budgets]int{cfg.InvalidLimit, cfg.InteractionInvalidLimit, cfg.WebhookInvalidLimit} {
+		b.limits[k] = max(limit/max(of, 1), 1)
+	}
+}
+
 // add counts one invalid request a call on r caused.
 func (b *invalidBudgets) add(r Route, now time.Time) { b.counters[budgetOf(r)].add(now) }
 

@@ -426,6 +426,19 @@ func (e *Engine) globalWaitAfter(now time.Time, k int) (d time.Duration, blocked
 	return max(d, e.gateUntil.Sub(now)), false
 }
 
+// Share makes this process's limits its share of the bot's when
+// processes of herald share the token (internal/cluster): the global
+// limit and each invalid-request budget divided by processes. Buckets
+// stay per process.
+func (e *Engine) Share(processes int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.global.setShare(e.cfg.GlobalLimit / max(processes, 1))
+	e.invalid.share(e.cfg, processes)
+	// A larger share frees slots now.
+	e.dispatch(e.clock.Now(), nil)
+}
+
 // CancelAll fails every queued request with a *CancelledError. Requests
 // already sent finish normally.
 func (e *Engine) CancelAll(reason string) int {

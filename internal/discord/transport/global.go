@@ -9,7 +9,8 @@ import "time"
 // may draw — sliding or opened by its first arrival — ever sees more than n,
 // whatever the latency. The cost is one round trip per window.
 type globalLimiter struct {
-	n      int
+	n      int // the ring's size: the bot's whole global limit
+	share  int // how many of them this process may use (internal/cluster)
 	period time.Duration
 	slots  []slot // ring of the last n requests
 	next   int
@@ -21,8 +22,14 @@ type slot struct {
 }
 
 func newGlobalLimiter(n int, period time.Duration) *globalLimiter {
-	return &globalLimiter{n: n, period: period, slots: make([]slot, 0, n)}
+	return &globalLimiter{n: n, share: n, period: period, slots: make([]slot, 0, n)}
 }
+
+// setShare lets this process use share of the limit, from 1 to all of it:
+// a request may start once the one share places before it finished a
+// period ago. The ring keeps the whole limit's history, so a share can
+// grow back at once.
+func (g *globalLimiter) setShare(share int) { g.share = min(max(share, 1), g.n) }
 
 // wait is how long until one more request may start. blocked means the
 // slot it needs is still in flight: the wait ends when that request is
@@ -34,14 +41,20 @@ func (g *globalLimiter) wait(now time.Time) (d time.Duration, blocked bool) {
 // waitAfter is wait for the slot k places after the next one: how long
 // until k+1 more requests may have started, slots being taken in order.
 func (g *globalLimiter) waitAfter(now time.Time, k int) (d time.Duration, blocked bool) {
-	if k >= g.n {
+	if k >= g.share {
 		return g.period, true
 	}
-	unfilled := g.n - len(g.slots) // taken first, while next stays 0
-	if k < unfilled {
+	// The request this one must follow: share places back from the next,
+	// k+1 of which are the ones before it here.
+	back := g.share - k
+	if back > len(g.slots) {
 		return 0, false
 	}
-	s := g.slots[(g.next+k-unfilled)%g.n]
+	newest := len(g.slots) - 1 // while the ring fills, next stays 0
+	if len(g.slots) == g.n {
+		newest = (g.next - 1 + g.n) % g.n
+	}
+	s := g.slots[(newest-(back-1)+g.n)%g.n]
 	if s.inFlight {
 		return g.period, true
 	}
