@@ -130,10 +130,10 @@ type App struct {
 	catalog  *i18n.Catalog
 	fastPath *interaction.FastPath
 	metrics  *prometheus.Registry
-	cluster  *cluster.Cluster // set once Run joins
-	sessions sessions         // the gateway sessions of the shards this process holds
-	events   *gateway.Events  // the features' event handlers
-	services *feature.Services               // the features' servers and loops
+	cluster  *cluster.Cluster  // set once Run joins
+	sessions sessions          // the gateway sessions of the shards this process holds
+	events   *gateway.Events   // the features' event handlers
+	services *feature.Services // the features' servers and loops
 	admin    *http.Server
 	riverUI  *riverui.Handler // nil when the operator tools are off
 	adminLn  net.Listener
