@@ -7,7 +7,8 @@ import (
 )
 
 // Operator is the admin server's operator tools: River's UI under
-// /riverui/ and the REST engine's state at /debug/transport. They show
+// /riverui/, the REST engine's state at /debug/transport and the herald
+// processes on the token at /debug/cluster. They show
 // job arguments and Discord traffic, so they answer only with the
 // configured credentials (HTTP basic auth), or, when none are set, only on
 // a loopback admin address; anywhere else they refuse, saying why, and
@@ -20,6 +21,9 @@ type Operator struct {
 	RiverUI http.Handler
 	// Transport returns the engine's state, served as JSON.
 	Transport func() any
+	// Cluster returns the live processes, their shards and this one's
+	// share of the bot's limits, served as JSON.
+	Cluster func(*http.Request) (any, error)
 	// User and Password are the credentials ("" for none).
 	User, Password string
 	// Loopback: the admin server listens on a loopback address only.
@@ -37,6 +41,16 @@ func (o Operator) mount(mux *http.ServeMux) {
 	if o.Transport != nil {
 		mux.Handle("GET /debug/transport", o.guard(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			writeJSON(w, http.StatusOK, o.Transport())
+		})))
+	}
+	if o.Cluster != nil {
+		mux.Handle("GET /debug/cluster", o.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			v, err := o.Cluster(r)
+			if err != nil {
+				writeJSON(w, http.StatusServiceUnavailable, status{Status: "unavailable", Reason: "the processes could not be read"})
+				return
+			}
+			writeJSON(w, http.StatusOK, v)
 		})))
 	}
 	ui := o.RiverUI

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -130,10 +131,10 @@ type App struct {
 	catalog  *i18n.Catalog
 	fastPath *interaction.FastPath
 	metrics  *prometheus.Registry
-	cluster  *cluster.Cluster  // set once Run joins
-	sessions sessions          // the gateway sessions of the shards this process holds
-	events   *gateway.Events   // the features' event handlers
-	services *feature.Services // the features' servers and loops
+	cluster  atomic.Pointer[cluster.Cluster] // set once Run joins
+	sessions sessions                        // the gateway sessions of the shards this process holds
+	events   *gateway.Events                 // the features' event handlers
+	services *feature.Services               // the features' servers and loops
 	admin    *http.Server
 	riverUI  *riverui.Handler // nil when the operator tools are off
 	adminLn  net.Listener
@@ -221,7 +222,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if a.adminLn, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, fmt.Errorf("app: admin HTTP: %w", err)
 	}
-	op := adminhttp.Operator{Transport: func() any { return a.engine.Snapshot() }, User: cfg.AdminUser,
+	op := adminhttp.Operator{Transport: func() any { return a.engine.Snapshot() }, Cluster: a.clusterView, User: cfg.AdminUser,
 		Password: cfg.AdminPassword.Reveal(), Loopback: loopback(a.adminLn.Addr()), Hosts: cfg.AdminHosts}
 	if op.Open() {
 		if a.riverUI, err = riverui.NewHandler(&riverui.HandlerOpts{Endpoints: riverui.NewEndpoints(a.river, nil),
@@ -331,7 +332,7 @@ func (a *App) Run(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(err, stopWork(), a.stopAdmin())
 	}
-	a.cluster = cl
+	a.cluster.Store(cl)
 	// The shards are spread over every herald on the token; this
 	// process serves its share until it stops, then hands it over.
 	sctx, stopShards := context.WithCancel(ctx)

@@ -63,7 +63,7 @@ func get(t *testing.T, url, user, password string) (int, string) {
 func TestOperatorToolsNeedCredentials(t *testing.T) {
 	t.Parallel()
 	addr := runWith(t, map[string]string{"HERALD_ADMIN_USER": "ops", "HERALD_ADMIN_PASSWORD": "correct-horse-battery"})
-	for _, path := range []string{"/riverui/", "/riverui/api/jobs?state=completed", "/debug/transport"} {
+	for _, path := range []string{"/riverui/", "/riverui/api/jobs?state=completed", "/debug/transport", "/debug/cluster"} {
 		if code, _ := get(t, "http://"+addr+path, "", ""); code != http.StatusUnauthorized {
 			t.Errorf("%s without credentials: %d, want 401", path, code)
 		}
@@ -92,6 +92,21 @@ func TestOperatorToolsNeedCredentials(t *testing.T) {
 	}
 	if strings.Contains(body, simtest.Token) {
 		t.Error("/debug/transport shows the bot token")
+	}
+	var view struct {
+		Self        string `json:"self"`
+		GlobalShare int    `json:"global_share_per_second"`
+		Processes   []struct {
+			ID     string `json:"id"`
+			Shards []int  `json:"shards"`
+		} `json:"processes"`
+	}
+	wait.Until(t, "this process serving shard 0 in /debug/cluster", func() bool {
+		code, body = get(t, "http://"+addr+"/debug/cluster", "ops", "correct-horse-battery")
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &view) == nil && len(view.Processes) == 1 && len(view.Processes[0].Shards) == 1
+	})
+	if view.Processes[0].ID != view.Self || view.GlobalShare != 50 {
+		t.Errorf("/debug/cluster: %.300s", body)
 	}
 }
 

@@ -80,10 +80,11 @@ func (a *App) shardCount(ctx context.Context, rt http.RoundTripper) (int, error)
 // holds is connected. A process holding none (more processes than
 // shards) serves jobs and is ready.
 func (a *App) gatewayReady(ctx context.Context) ([]string, error) {
-	if a.cluster == nil {
+	cl := a.cluster.Load()
+	if cl == nil || !cl.Balanced() {
 		return nil, errors.New("gateway not started")
 	}
-	held, err := a.cluster.Held(ctx)
+	held, err := cl.Held(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("shard leases unreadable: %w", err)
 	}
@@ -100,4 +101,22 @@ func (a *App) gatewayReady(ctx context.Context) ([]string, error) {
 		}
 	}
 	return nil, nil
+}
+
+// clusterView is /debug/cluster: the live processes with their shards,
+// which one this is, and its share of the bot's global limit.
+func (a *App) clusterView(r *http.Request) (any, error) {
+	members, err := cluster.Live(r.Context(), a.pool)
+	if err != nil {
+		return nil, err
+	}
+	var self string
+	if cl := a.cluster.Load(); cl != nil {
+		self = cl.ID()
+	}
+	return struct {
+		Self        string           `json:"self"`
+		GlobalShare int              `json:"global_share_per_second"`
+		Processes   []cluster.Member `json:"processes"`
+	}{self, a.engine.Health().GlobalShare, members}, nil
 }

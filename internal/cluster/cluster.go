@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +46,9 @@ type Cluster struct {
 	id   string
 	host string
 	pid  int
+	// balanced is set once Shards took this process's share the first
+	// time: before that, holding no shard means nothing yet.
+	balanced atomic.Bool
 }
 
 // boot names this OS process apart from a later one given the same pid.
@@ -86,6 +90,10 @@ func Join(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
+// Balanced reports whether this process has taken its share of the
+// shards at least once.
+func (c *Cluster) Balanced() bool { return c.balanced.Load() }
+
 // ID names this process in herald_processes, logs and /herald status.
 func (c *Cluster) ID() string { return c.id }
 
@@ -121,14 +129,20 @@ func (c *Cluster) buryLocal(ctx context.Context) error {
 
 // Member is one live process as Members reports it.
 type Member struct {
-	ID, Host, Version string
-	Started           time.Time
-	Shards            []int
+	ID      string    `json:"id"`
+	Host    string    `json:"host"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+	Shards  []int     `json:"shards"`
 }
 
 // Members lists the live processes, oldest first, with their shards.
-func (c *Cluster) Members(ctx context.Context) ([]Member, error) {
-	rows, err := c.o.DB.Query(ctx, `SELECT p.id, p.host, p.version, p.started_at,
+func (c *Cluster) Members(ctx context.Context) ([]Member, error) { return Live(ctx, c.o.DB) }
+
+// Live lists the live processes on db, oldest first, with their shards:
+// what /herald status and the admin server show.
+func Live(ctx context.Context, db *pgxpool.Pool) ([]Member, error) {
+	rows, err := db.Query(ctx, `SELECT p.id, p.host, p.version, p.started_at,
 			coalesce(array_agg(s.shard_id ORDER BY s.shard_id) FILTER (WHERE s.shard_id IS NOT NULL), '{}')
 		FROM herald_processes p LEFT JOIN herald_shards s ON s.owner = p.id AND s.lease_until > now()
 		WHERE p.lease_until > now() GROUP BY p.id ORDER BY p.started_at, p.id`)

@@ -154,6 +154,7 @@ func (s *shardSet) balance(ctx context.Context) error {
 		mine = mine[:fair]
 	}
 	s.follow(ctx, mine)
+	c.balanced.Store(true)
 	return nil
 }
 

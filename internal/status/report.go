@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/herald-bot/herald/internal/cluster"
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
@@ -95,7 +97,7 @@ func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer
 		{loc.T("status.waiting_title", nil), waits},
 		{loc.T("status.failed_title", nil), fails},
 		{loc.T("status.objects_title", nil), objects},
-		{loc.T("status.transport_title", nil), healthLines(loc, s.health(), now)},
+		{loc.T("status.transport_title", nil), append(healthLines(loc, s.health(), now), processLines(ctx, s.db, loc, s.health())...)},
 	}
 	if len(intentLines)+len(waits)+len(fails)+len(objects) == 0 {
 		head += "\n" + loc.T("status.all_clear", nil)
@@ -269,6 +271,25 @@ func healthLines(loc *i18n.Localizer, h transport.Health, now time.Time) []strin
 		lines = append(lines, loc.T("status.breaker", map[string]any{"Route": "`" + c.Route + "`", "Since": c.Since.Unix(), "Failures": c.ConsecutiveFailures}))
 	}
 	return append(lines, loc.T("status.invalid", map[string]any{"Invalid": h.InvalidRequests, "Limit": h.InvalidLimit}))
+}
+
+// processLines lists the herald processes sharing the bot's token, the
+// shards each serves, and the share of the global limit each takes.
+func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h transport.Health) []string {
+	members, err := cluster.Live(ctx, db)
+	if err != nil || len(members) == 0 {
+		return nil
+	}
+	lines := []string{loc.T("status.processes", map[string]any{"Count": len(members), "Share": h.GlobalShare})}
+	for _, m := range members {
+		shards := make([]string, len(m.Shards))
+		for i, s := range m.Shards {
+			shards[i] = strconv.Itoa(s)
+		}
+		lines = append(lines, loc.T("status.process", map[string]any{"Host": m.Host, "Version": m.Version,
+			"Shards": strings.Join(shards, ", "), "Since": m.Started.Unix()}))
+	}
+	return lines
 }
 
 // section is a titled list of lines; empty ones are left out.

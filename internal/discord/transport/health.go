@@ -26,6 +26,10 @@ type Health struct {
 	// GlobalGateUntil is set by a global 429: requests counted by the
 	// global limit wait until then.
 	GlobalGateUntil time.Time
+	// GlobalShare is the requests per second this process may send of the
+	// bot's global limit: all of it, or its share when processes share
+	// the token (Engine.Share).
+	GlobalShare int
 	// OpenCircuits are the buckets whose breaker is open or half-open.
 	OpenCircuits []OpenCircuit
 	// InvalidRequests (401, 403, non-shared 429) the bot's own calls
@@ -74,6 +78,7 @@ func (e *Engine) Health() Health {
 		Time:         now,
 		Unauthorized: e.unauthorized, UnauthorizedSince: e.unauthorizedSince, UnauthorizedReason: e.unauthorizedReason,
 		EdgeBlockedUntil: e.edgeUntil, EdgeBlockedReason: e.edgeReason, GlobalGateUntil: e.gateUntil,
+		GlobalShare:     int(float64(e.global.share) / e.cfg.GlobalPeriod.Seconds()),
 		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
 		DeadWebhooks: len(e.deadWebhooks),
 	}
