@@ -113,9 +113,7 @@ func TestShardsSpreadAndMove(t *testing.T) {
 	if err != nil || len(members) != 3 {
 		t.Fatalf("members %v, %v", members, err)
 	}
-	if n := b.live.Load(); n != 3 {
-		t.Errorf("b heard %d live, want 3", n)
-	}
+	s.waitFor("b to hear three live", func(map[string]int, int) bool { return b.live.Load() == 3 })
 
 	b.stop()
 	<-b.done

@@ -62,6 +62,7 @@ type Session struct {
 
 	mu          sync.Mutex
 	dg          *discordgo.Session // the current session's; a new one per IDENTIFY
+	handlers    []func()           // remove dg's event handlers
 	resumeURL   string             // READY's resume_gateway_url; "" when dg has nothing to resume
 	target      string             // the URL the connection being opened must use
 	identifying bool               // the connection being opened sends IDENTIFY
@@ -136,20 +137,31 @@ func (s *Session) Guilds() int {
 }
 
 // Close ends the session: discordgo closes the connection with 1000, so
-// Discord invalidates the session and the bot appears offline.
+// Discord invalidates the session and the bot appears offline. It returns
+// nil: what discordgo's close meets is logged.
 func (s *Session) Close() error {
-	var err error
 	s.once.Do(func() {
 		s.cancel()
 		<-s.done
 		s.mu.Lock()
 		s.ready = false
-		dg := s.dg
+		dg, handlers := s.dg, s.handlers
 		s.mu.Unlock()
-		err = dg.Close()
+		// No event reaches herald once Close returns. discordgo's Close
+		// sends the close frame (1000) and then sleeps a second for the
+		// server to hang up: that second is spent in the background,
+		// not by whoever stops the session (a shard handover, a stop).
+		for _, remove := range handlers {
+			remove()
+		}
+		go func() {
+			if err := dg.Close(); err != nil {
+				s.log.Debug("gateway close", "err", err)
+			}
+		}()
 		s.log.Info("gateway closed")
 	})
-	return err
+	return nil
 }
 
 // newDiscordgo returns the discordgo session of a new gateway session:
@@ -174,12 +186,14 @@ func (s *Session) newDiscordgo() (*discordgo.Session, error) {
 	if s.o.ShardCount > 1 {
 		dg.ShardID, dg.ShardCount = s.o.ShardID, s.o.ShardCount
 	}
-	dg.AddHandler(s.onGuildCreate)
-	dg.AddHandler(s.onGuildDelete)
-	dg.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { s.o.OnInteraction(ic.Interaction) })
+	handlers := []func(){dg.AddHandler(s.onGuildCreate), dg.AddHandler(s.onGuildDelete),
+		dg.AddHandler(func(_ *discordgo.Session, ic *discordgo.InteractionCreate) { s.o.OnInteraction(ic.Interaction) })}
 	for _, h := range s.o.Events.all() {
-		dg.AddHandler(h)
+		handlers = append(handlers, dg.AddHandler(h))
 	}
+	s.mu.Lock()
+	s.handlers = handlers
+	s.mu.Unlock()
 	return dg, nil
 }
 

@@ -1,6 +1,7 @@
 package rolemenu_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -66,11 +67,10 @@ func TestRoleMenuMovedWhilePosting(t *testing.T) {
 	// Discord takes two seconds to answer a message create.
 	h.Sim.SetFault(sim.Fault{Route: http.MethodPost + " " + postRoute, LatencyMS: 2000})
 	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "pings", "channel": h.Channel("roles")}).Reply()
-	h.Eventually("the publish job to run", func() bool {
-		var state string
-		err := h.DB.QueryRow(t.Context(), `SELECT state FROM river_job WHERE kind = 'rolemenu_publish' ORDER BY id DESC LIMIT 1`).Scan(&state)
-		return err == nil && state == "running"
-	})
+	// The move comes while the create is on its way: herald's REST
+	// engine shows it in flight (/debug/transport), not merely the job
+	// running, which a loaded machine may not yet have got to the call.
+	h.Eventually("the message create in flight", func() bool { return createInFlight(t, h) })
 	admin.Command("general", "/rolemenu/move", heraldtest.Opts{"menu": "pings", "channel": h.Channel("general")}).Reply()
 	h.Sim.SetFault(sim.Fault{Route: http.MethodPost + " " + postRoute, Clear: true})
 
@@ -80,4 +80,30 @@ func TestRoleMenuMovedWhilePosting(t *testing.T) {
 	if n := requests(h, http.MethodPost, postRoute); n != 2 {
 		t.Errorf("%d message creates, want 2 (one per placement)", n)
 	}
+}
+
+// createInFlight reports whether herald's REST engine has a message
+// create sent and not yet answered.
+func createInFlight(t *testing.T, h *heraldtest.Herald) bool {
+	t.Helper()
+	res, err := http.Get("http://" + h.App.AdminAddr() + "/debug/transport")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var snap struct {
+		Buckets []struct {
+			Route    string `json:"route"`
+			InFlight bool   `json:"in_flight"`
+		} `json:"buckets"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range snap.Buckets {
+		if b.Route == http.MethodPost+" "+postRoute && b.InFlight {
+			return true
+		}
+	}
+	return false
 }
