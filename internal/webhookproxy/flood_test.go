@@ -146,6 +146,13 @@ func TestBadTokenFloodDuringInteractions(t *testing.T) {
 		return true
 	})
 	bot, webhooks := p.metric(botBudget), p.metric(webhookBudget)
+	atDiscord := map[string]int{}
+	for _, r := range p.Sim.Server.Requests() {
+		if r.Status >= 400 {
+			atDiscord[fmt.Sprintf("%s %s %d", r.Method, r.Route, r.Status)]++
+		}
+	}
+	t.Logf("refusals Discord gave: %v", atDiscord)
 	t.Logf("flood: %d bad tokens on %d webhooks, answered %v; herald's invalid requests: bot %v, webhooks %v before it, bot %v, webhooks %v after",
 		fl.sent.Load(), 1+fresh, fl.answers(), botBefore, webhooksBefore, bot, webhooks)
 	t.Logf("honest notifications delivered %.1f s after their burst began quiet, %.1f s flood", quietDelivered.Seconds(), floodDelivered.Seconds())

@@ -13,6 +13,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/time/rate"
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/webhookproxy/execute"
@@ -99,6 +100,13 @@ const (
 	verifyTimeout   = 5 * time.Second
 	verifyPerCaller = 4
 	verifyInFlight  = 16
+	// verifyRate bounds the questions per second: GET Webhook with Token
+	// carries no bot token, so Discord limits it per IP (50 a second,
+	// as for the bot's global limit) and each 429 past that costs an
+	// invalid request. A caller gets a part of it, so one flooding new
+	// tokens leaves room for another's new webhook.
+	verifyRate          = 10
+	verifyRatePerCaller = 2
 	// verdictTTL is how long an answer is trusted; a token revoked sooner
 	// is learned from the delivery Discord refuses.
 	verdictTTL = 24 * time.Hour
@@ -125,7 +133,9 @@ type verifier struct {
 	budget  *budget
 	now     func() time.Time
 
+	asks     *rate.Limiter
 	mu       sync.Mutex
+	asksBy   map[string]*rate.Limiter // by caller
 	cache    map[tokenHash]cached
 	flights  map[tokenHash]*flight
 	perCall  map[string]int
@@ -144,7 +154,7 @@ type flight struct {
 }
 
 func newVerifier(db *pgxpool.Pool, discord webhookReader, h *hasher, b *budget, now func() time.Time) *verifier {
-	return &verifier{db: db, discord: discord, hasher: h, budget: b, now: now,
+	return &verifier{db: db, discord: discord, hasher: h, budget: b, now: now, asks: rate.NewLimiter(verifyRate, verifyRate), asksBy: map[string]*rate.Limiter{},
 		cache: map[tokenHash]cached{}, flights: map[tokenHash]*flight{}, perCall: map[string]int{}}
 }
 
@@ -278,6 +288,14 @@ func (v *verifier) join(h tokenHash, caller string) (*flight, bool, error) {
 	}
 	if err := v.budget.allow(caller); err != nil {
 		return nil, false, err
+	}
+	mine, ok := v.asksBy[caller]
+	if !ok {
+		mine = rate.NewLimiter(verifyRatePerCaller, 2*verifyRatePerCaller)
+		v.asksBy[caller] = mine
+	}
+	if now := v.now(); !mine.AllowN(now, 1) || !v.asks.AllowN(now, 1) {
+		return nil, false, errVerifyBusy
 	}
 	f := &flight{done: make(chan struct{})}
 	v.flights[h] = f
