@@ -127,7 +127,7 @@ func (c *Cluster) buryLocal(ctx context.Context) error {
 	return err
 }
 
-// Member is one live process as Members reports it.
+// Member is one live process as Live reports it.
 type Member struct {
 	ID      string    `json:"id"`
 	Host    string    `json:"host"`
@@ -135,9 +135,6 @@ type Member struct {
 	Started time.Time `json:"started"`
 	Shards  []int     `json:"shards"`
 }
-
-// Members lists the live processes, oldest first, with their shards.
-func (c *Cluster) Members(ctx context.Context) ([]Member, error) { return Live(ctx, c.o.DB) }
 
 // Live lists the live processes on db, oldest first, with their shards:
 // what /herald status and the admin server show.

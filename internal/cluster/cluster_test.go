@@ -109,7 +109,7 @@ func TestShardsSpreadAndMove(t *testing.T) {
 	cdb := pool(t, url)
 	run(t, cdb, "c", s)
 	s.waitFor("one shard each", func(by map[string]int, n int) bool { return n == 3 && by["a"] == 1 && by["b"] == 1 && by["c"] == 1 })
-	members, err := b.c.Members(t.Context())
+	members, err := Live(t.Context(), db)
 	if err != nil || len(members) != 3 {
 		t.Fatalf("members %v, %v", members, err)
 	}

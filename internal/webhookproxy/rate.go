@@ -21,40 +21,51 @@ import (
 // would otherwise slow everyone's. The callers are the configured keys,
 // so the maps stay small.
 type rates struct {
-	perSecond           float64
-	bytesPerS, maxBytes int64
-	mu                  sync.Mutex
-	posts, bytes        map[string]*rate.Limiter
+	posts, bytes *callerLimits
+	bytesBurst   int64
 }
 
 // rateBurst is how many seconds of its rate a caller may post at once.
 const rateBurst = 10
 
 func newRates(perSecond float64, bytesPerS, maxBytes int64) *rates {
-	return &rates{perSecond: perSecond, bytesPerS: bytesPerS, maxBytes: maxBytes,
-		posts: map[string]*rate.Limiter{}, bytes: map[string]*rate.Limiter{}}
+	burst := max(maxBytes, bytesPerS)
+	return &rates{posts: newCallerLimits(perSecond, int(math.Ceil(perSecond*rateBurst))),
+		bytes: newCallerLimits(float64(bytesPerS), int(burst)), bytesBurst: burst}
 }
 
 // admit takes one post of caller's, or returns Discord's 429 with how
 // long to wait.
 func (r *rates) admit(caller string, now time.Time) *execute.Error {
-	return take(r.limiter(r.posts, caller, r.perSecond, int(math.Ceil(r.perSecond*rateBurst))), 1, now)
+	return take(r.posts.of(caller), 1, now)
 }
 
 // admitBytes takes n body bytes of caller's, before the body is read
 // when its length is declared, else once it is.
 func (r *rates) admitBytes(caller string, n int64, now time.Time) *execute.Error {
-	burst := max(r.maxBytes, r.bytesPerS)
-	return take(r.limiter(r.bytes, caller, float64(r.bytesPerS), int(burst)), int(min(n, burst)), now)
+	return take(r.bytes.of(caller), int(min(n, r.bytesBurst)), now)
 }
 
-func (r *rates) limiter(by map[string]*rate.Limiter, caller string, perSecond float64, burst int) *rate.Limiter {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l, ok := by[caller]
+// callerLimits is one token bucket per caller, made at its first use.
+type callerLimits struct {
+	perSecond rate.Limit
+	burst     int
+	mu        sync.Mutex
+	by        map[string]*rate.Limiter
+}
+
+func newCallerLimits(perSecond float64, burst int) *callerLimits {
+	return &callerLimits{perSecond: rate.Limit(perSecond), burst: burst, by: map[string]*rate.Limiter{}}
+}
+
+// of is caller's bucket.
+func (c *callerLimits) of(caller string) *rate.Limiter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.by[caller]
 	if !ok {
-		l = rate.NewLimiter(rate.Limit(perSecond), burst)
-		by[caller] = l
+		l = rate.NewLimiter(c.perSecond, c.burst)
+		c.by[caller] = l
 	}
 	return l
 }

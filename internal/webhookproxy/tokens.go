@@ -135,7 +135,7 @@ type verifier struct {
 
 	asks     *rate.Limiter
 	mu       sync.Mutex
-	asksBy   map[string]*rate.Limiter // by caller
+	asksBy   *callerLimits
 	cache    map[tokenHash]cached
 	flights  map[tokenHash]*flight
 	perCall  map[string]int
@@ -154,7 +154,7 @@ type flight struct {
 }
 
 func newVerifier(db *pgxpool.Pool, discord webhookReader, h *hasher, b *budget, now func() time.Time) *verifier {
-	return &verifier{db: db, discord: discord, hasher: h, budget: b, now: now, asks: rate.NewLimiter(verifyRate, verifyRate), asksBy: map[string]*rate.Limiter{},
+	return &verifier{db: db, discord: discord, hasher: h, budget: b, now: now, asks: rate.NewLimiter(verifyRate, verifyRate), asksBy: newCallerLimits(verifyRatePerCaller, 2*verifyRatePerCaller),
 		cache: map[tokenHash]cached{}, flights: map[tokenHash]*flight{}, perCall: map[string]int{}}
 }
 
@@ -289,12 +289,7 @@ func (v *verifier) join(h tokenHash, caller string) (*flight, bool, error) {
 	if err := v.budget.allow(caller); err != nil {
 		return nil, false, err
 	}
-	mine, ok := v.asksBy[caller]
-	if !ok {
-		mine = rate.NewLimiter(verifyRatePerCaller, 2*verifyRatePerCaller)
-		v.asksBy[caller] = mine
-	}
-	if now := v.now(); !mine.AllowN(now, 1) || !v.asks.AllowN(now, 1) {
+	if now := v.now(); !v.asksBy.of(caller).AllowN(now, 1) || !v.asks.AllowN(now, 1) {
 		return nil, false, errVerifyBusy
 	}
 	f := &flight{done: make(chan struct{})}
