@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/sim"
@@ -32,6 +33,10 @@ func TestTwoProcessesSplitTheShards(t *testing.T) {
 	s := simtest.New(t)
 	s.SetApplicationFlags(simtest.PortalIntents)
 	s.CreateGuild(sim.DefaultFixture())
+	// Each shard its own identify key: a handover does not wait 5 s for
+	// the turn the first shard took.
+	concurrency := 2
+	s.SetSessionStartLimit(sim.StartLimitChange{MaxConcurrency: &concurrency})
 	dbURL := storetest.URL(t)
 	cfg := func() config.Config {
 		c, err := LoadConfig(func(k string) (string, bool) {
@@ -57,11 +62,14 @@ func TestTwoProcessesSplitTheShards(t *testing.T) {
 		go func() { dones[i] <- a.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-dones[i] })
 	}
-	wait.Until(t, "one shard each", func() bool { return apps[0].served() == 1 && apps[1].served() == 1 })
+	// A handover costs an IDENTIFY, paced 5 s per key across processes
+	// as Discord's max_concurrency asks: give it more than Until's 20 s
+	// on a loaded machine.
+	wait.Within(t, time.Minute, "one shard each", func() bool { return apps[0].served() == 1 && apps[1].served() == 1 })
 	stops[0]()
 	if err := <-dones[0]; err != nil {
 		t.Fatal(err)
 	}
 	dones[0] <- nil
-	wait.Until(t, "both shards on the process left", func() bool { return apps[1].served() == 2 })
+	wait.Within(t, time.Minute, "both shards on the process left", func() bool { return apps[1].served() == 2 })
 }
