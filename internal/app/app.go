@@ -132,9 +132,10 @@ type App struct {
 	fastPath *interaction.FastPath
 	metrics  *prometheus.Registry
 	cluster  atomic.Pointer[cluster.Cluster] // set once Run joins
-	sessions sessions                        // the gateway sessions of the shards this process holds
-	events   *gateway.Events                 // the features' event handlers
-	services *feature.Services               // the features' servers and loops
+	buckets  atomic.Pointer[cluster.Buckets]
+	sessions sessions          // the gateway sessions of the shards this process holds
+	events   *gateway.Events   // the features' event handlers
+	services *feature.Services // the features' servers and loops
 	admin    *http.Server
 	riverUI  *riverui.Handler // nil when the operator tools are off
 	adminLn  net.Listener
@@ -284,6 +285,22 @@ func (a *App) Run(ctx context.Context) error {
 		// Stopped while waiting: nothing else was started.
 		return a.stopAdmin()
 	}
+	// Membership first: the other processes on the token must see this
+	// one before it sends its first request, and its buckets are shared
+	// with theirs from that request on.
+	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log, OnLive: a.engine.Share})
+	if err != nil {
+		return errors.Join(err, a.stopAdmin())
+	}
+	a.cluster.Store(cl)
+	buckets := cl.Buckets(cluster.BucketOptions{OnHashes: a.engine.SeedHashes})
+	a.buckets.Store(buckets)
+	a.engine.Coordinate(buckets)
+	bctx, stopBuckets := context.WithCancel(context.WithoutCancel(ctx))
+	bucketsDone := make(chan struct{})
+	go func() { buckets.Run(bctx); close(bucketsDone) }()
+	// Last of all, once no call is left to send: the leases go back.
+	defer func() { stopBuckets(); <-bucketsDone }()
 	kinds := a.registry.Kinds()
 	if len(kinds) > 0 {
 		if err := a.river.Start(ctx); err != nil {
@@ -328,11 +345,6 @@ func (a *App) Run(ctx context.Context) error {
 		}
 		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
 	}
-	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log, OnLive: a.engine.Share})
-	if err != nil {
-		return errors.Join(err, stopWork(), a.stopAdmin())
-	}
-	a.cluster.Store(cl)
 	// The shards are spread over every herald on the token; this
 	// process serves its share until it stops, then hands it over.
 	sctx, stopShards := context.WithCancel(ctx)

@@ -103,8 +103,9 @@ func (a *App) gatewayReady(ctx context.Context) ([]string, error) {
 	return nil, nil
 }
 
-// clusterView is /debug/cluster: the live processes with their shards,
-// which one this is, and its share of the bot's global limit.
+// clusterView is /debug/cluster: the live processes with their shards
+// and buckets, which one this is, its share of the bot's global limit
+// and what its bucket leases cost.
 func (a *App) clusterView(r *http.Request) (any, error) {
 	members, err := cluster.Live(r.Context(), a.pool)
 	if err != nil {
@@ -114,9 +115,14 @@ func (a *App) clusterView(r *http.Request) (any, error) {
 	if cl := a.cluster.Load(); cl != nil {
 		self = cl.ID()
 	}
+	var leases cluster.BucketStats
+	if b := a.buckets.Load(); b != nil {
+		leases = b.Stats()
+	}
 	return struct {
-		Self        string           `json:"self"`
-		GlobalShare int              `json:"global_share_per_second"`
-		Processes   []cluster.Member `json:"processes"`
-	}{self, a.engine.Health().GlobalShare, members}, nil
+		Self        string              `json:"self"`
+		GlobalShare int                 `json:"global_share_per_second"`
+		Leases      cluster.BucketStats `json:"bucket_leases"`
+		Processes   []cluster.Member    `json:"processes"`
+	}{self, a.engine.Health().GlobalShare, leases, members}, nil
 }

@@ -134,13 +134,17 @@ type Member struct {
 	Version string    `json:"version"`
 	Started time.Time `json:"started"`
 	Shards  []int     `json:"shards"`
+	// Buckets is how many Discord rate-limit buckets it holds leases on.
+	Buckets int `json:"buckets"`
 }
 
-// Live lists the live processes on db, oldest first, with their shards:
-// what /herald status and the admin server show.
+// Live lists the live processes on db, oldest first, with their shards
+// and how many buckets each holds: what /herald status and the admin
+// server show.
 func Live(ctx context.Context, db *pgxpool.Pool) ([]Member, error) {
 	rows, err := db.Query(ctx, `SELECT p.id, p.host, p.version, p.started_at,
-			coalesce(array_agg(s.shard_id ORDER BY s.shard_id) FILTER (WHERE s.shard_id IS NOT NULL), '{}')
+			coalesce(array_agg(s.shard_id ORDER BY s.shard_id) FILTER (WHERE s.shard_id IS NOT NULL), '{}'),
+			(SELECT count(*) FROM herald_buckets b WHERE b.owner = p.id AND b.lease_until > now())
 		FROM herald_processes p LEFT JOIN herald_shards s ON s.owner = p.id AND s.lease_until > now()
 		WHERE p.lease_until > now() GROUP BY p.id ORDER BY p.started_at, p.id`)
 	if err != nil {
@@ -151,7 +155,7 @@ func Live(ctx context.Context, db *pgxpool.Pool) ([]Member, error) {
 	for rows.Next() {
 		var m Member
 		var shards []int32
-		if err := rows.Scan(&m.ID, &m.Host, &m.Version, &m.Started, &shards); err != nil {
+		if err := rows.Scan(&m.ID, &m.Host, &m.Version, &m.Started, &shards, &m.Buckets); err != nil {
 			return nil, err
 		}
 		for _, s := range shards {

@@ -274,7 +274,8 @@ func healthLines(loc *i18n.Localizer, h transport.Health, now time.Time) []strin
 }
 
 // processLines lists the herald processes sharing the bot's token, the
-// shards each serves, and the share of the global limit each takes.
+// shards each serves, the buckets it holds and the share of the global
+// limit each takes.
 func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h transport.Health) []string {
 	members, err := cluster.Live(ctx, db)
 	if err != nil || len(members) == 0 {
@@ -287,7 +288,7 @@ func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h 
 			shards[i] = strconv.Itoa(s)
 		}
 		lines = append(lines, loc.T("status.process", map[string]any{"Host": m.Host, "Version": m.Version,
-			"Shards": strings.Join(shards, ", "), "Since": m.Started.Unix()}))
+			"Shards": strings.Join(shards, ", "), "Since": m.Started.Unix(), "Buckets": m.Buckets}))
 	}
 	return lines
 }

@@ -70,6 +70,10 @@ type bucket struct {
 	name  string // for people: never holds a token
 	hash  string
 	route Route // the first route seen; later routes may share the hash
+	// lease names the bucket to the Coordinator; held is set while this
+	// process holds it (coordinate.go).
+	lease string
+	held  bool
 
 	queue    queue
 	running  bool // a worker goroutine serves the queue
@@ -96,7 +100,7 @@ type bucket struct {
 
 func newBucket(id, hash string, r Route) *bucket {
 	return &bucket{
-		id: id, name: displayName(hash, r), hash: hash, route: r,
+		id: id, name: displayName(hash, r), hash: hash, route: r, lease: leaseKey(id),
 		wake: make(chan struct{}, 1), breaker: breakerClosed, rateLimited: map[string]int64{}, slot: -1,
 	}
 }

@@ -179,6 +179,7 @@ type Engine struct {
 	unauthorizedReason string
 	deadWebhooks       map[string]bool
 	invalid            invalidBudgets
+	coord              Coordinator // nil when no other process shares the token
 	lastPrune          time.Time
 	seq                uint64
 	rng                *rand.Rand
@@ -429,7 +430,7 @@ func (e *Engine) globalWaitAfter(now time.Time, k int) (d time.Duration, blocked
 // Share makes this process's limits its share of the bot's when
 // processes of herald share the token (internal/cluster): the global
 // limit and each invalid-request budget divided by processes. Buckets
-// stay per process.
+// are shared through a Coordinator instead.
 func (e *Engine) Share(processes int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

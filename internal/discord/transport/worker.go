@@ -69,6 +69,20 @@ func (e *Engine) work(b *bucket) {
 			delete(e.sleeping, b)
 			continue
 		}
+		if d, handed := e.claim(b, it.route); handed {
+			continue // what the previous holder left may hold b still
+		} else if d > 0 {
+			// Another process holds b: wait for its lease, or for the
+			// coordinator's answer, whichever comes first.
+			if it.hasMaxWait && d > it.maxWait {
+				e.metrics.outcome(it.route, "max_wait")
+				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: "user", RetryAfter: d})
+				continue
+			}
+			e.leaveGlobal(b, now)
+			e.sleep(b, d)
+			continue
+		}
 		if b.breaker == breakerOpen {
 			if now.Before(b.openedAt.Add(e.cfg.BreakerReset)) {
 				e.metrics.outcome(it.route, "circuit_open")
@@ -102,6 +116,7 @@ func (e *Engine) work(b *bucket) {
 		e.handle(b, it, resp, body, wrote, err)
 	}
 	e.leaveGlobal(b, e.clock.Now())
+	e.idle(b)
 	b.running = false
 }
 
@@ -231,12 +246,16 @@ func (e *Engine) learn(b *bucket, r Route, h bucketHeaders, now time.Time) *buck
 		if previous != "" {
 			e.log.Info("Discord changed a route's bucket", "route", r.Key(), "from", previous, "to", h.hash)
 		}
+		if e.coord != nil && previous != h.hash {
+			e.coord.Learned(r.Key(), h.hash)
+		}
 		id := bucketID(h.hash, r)
 		if _, exists := e.buckets[id]; !exists && b.hash == "" {
 			// A bucket filed under its route takes the hash's name, keeping
 			// its queue, worker and counters.
 			delete(e.buckets, b.id)
-			b.id, b.hash, b.name = id, h.hash, displayName(h.hash, r)
+			e.idle(b) // held under its old name; claimed again under the new
+			b.id, b.hash, b.name, b.lease = id, h.hash, displayName(h.hash, r), leaseKey(id)
 			e.buckets[id] = b
 		} else {
 			target = e.bucketFor(r)
@@ -255,6 +274,7 @@ func (e *Engine) learn(b *bucket, r Route, h bucketHeaders, now time.Time) *buck
 	}
 	target.learn(h, now)
 	target.lastUsed = now
+	e.report(target)
 	return target
 }
 
@@ -280,6 +300,7 @@ func (e *Engine) rateLimited(own, b *bucket, it *item, resp *http.Response, body
 	default:
 		b.blockedUntil = later(b.blockedUntil, until)
 		b.blockedScope = t.scope
+		e.report(b)
 	}
 	it.retries.rateLimited++
 	if it.retries.rateLimited > e.cfg.MaxRetries {

@@ -1,0 +1,439 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/herald-bot/herald/internal/discord/transport"
+)
+
+// Buckets is this process's side of the bucket leases (herald_buckets), a
+// transport.Coordinator: a Discord rate-limit bucket is sent on by one
+// process at a time, the one holding its lease, so processes on one token
+// never race inside a bucket. A held bucket is answered from memory — the
+// hot path makes no database round trip — and its lease is renewed in the
+// background while it is used. Claims of buckets not held are batched
+// into one query; a bucket whose queue emptied is let go after Linger,
+// with the state Discord last reported, which the next holder starts
+// from. A dead process's buckets return when their leases expire.
+type Buckets struct {
+	c *Cluster
+	o BucketOptions
+
+	mu     sync.Mutex
+	held   map[string]*held
+	asking map[string][]func() // claims for the next query, with their wakers
+	notYet map[string]time.Time
+	hashes map[string]string // learned here, to be written
+	kick   chan struct{}
+
+	stats bucketCounters
+}
+
+// BucketOptions tune the leases. The zero value of each means its default.
+type BucketOptions struct {
+	// Lease is how long a bucket stays its holder's without renewal: how
+	// long a dead process's buckets wait (default 2 s). Renewals go out
+	// every quarter of it.
+	Lease time.Duration
+	// Linger keeps an idle bucket held this long in case it is used again
+	// (default 250 ms); Poll is how often a process waiting for a bucket
+	// held elsewhere asks again (default 50 ms) — together they bound the
+	// gap when a bucket changes hands.
+	Linger, Poll time.Duration
+	// OnHashes hears the bucket hashes every process learned, at start
+	// and every HashEvery (default 10 s): transport.Engine.SeedHashes.
+	OnHashes  func(map[string]string)
+	HashEvery time.Duration
+}
+
+type held struct {
+	until  time.Time // local clock; the lease in Postgres ends no sooner
+	state  transport.BucketState
+	idle   time.Time // when the queue emptied; zero while in use
+	handed *transport.BucketState
+}
+
+type bucketCounters struct {
+	memory, won, lost, released, renewed, queries atomic.Int64
+}
+
+// BucketStats count what the leases cost, for the admin server and
+// `herald bench scale`: claims answered from memory (the hot path), claims
+// won or lost in Postgres, leases released and renewed, and the queries
+// all of that took.
+type BucketStats struct {
+	Memory   int64 `json:"claims_from_memory"`
+	Won      int64 `json:"claims_won"`
+	Lost     int64 `json:"claims_lost"`
+	Released int64 `json:"released"`
+	Renewed  int64 `json:"renewed"`
+	Queries  int64 `json:"queries"`
+	Held     int   `json:"held"`
+}
+
+// Buckets makes this process's bucket coordinator; Run serves it.
+func (c *Cluster) Buckets(o BucketOptions) *Buckets {
+	if o.Lease <= 0 {
+		o.Lease = 2 * time.Second
+	}
+	if o.Linger <= 0 {
+		o.Linger = 250 * time.Millisecond
+	}
+	if o.Poll <= 0 {
+		o.Poll = 50 * time.Millisecond
+	}
+	if o.HashEvery <= 0 {
+		o.HashEvery = 10 * time.Second
+	}
+	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
+		notYet: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1)}
+}
+
+// Claim implements transport.Coordinator.
+func (b *Buckets) Claim(key string, wake func()) transport.Claim {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h := b.held[key]; h != nil && now.Before(h.until) {
+		b.stats.memory.Add(1)
+		h.idle = time.Time{}
+		c := transport.Claim{Held: true, Handed: h.handed}
+		h.handed = nil
+		return c
+	}
+	delete(b.held, key)
+	if at, ok := b.notYet[key]; ok && now.Before(at) {
+		return transport.Claim{Wait: at.Sub(now)}
+	}
+	b.asking[key] = append(b.asking[key], wake)
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	// wake comes with the answer; the wait only bounds a lost wake-up.
+	return transport.Claim{Wait: b.o.Lease}
+}
+
+// Report implements transport.Coordinator.
+func (b *Buckets) Report(key string, s transport.BucketState) {
+	b.mu.Lock()
+	if h := b.held[key]; h != nil {
+		h.state = s
+	}
+	b.mu.Unlock()
+}
+
+// Idle implements transport.Coordinator.
+func (b *Buckets) Idle(key string, s transport.BucketState) {
+	b.mu.Lock()
+	if h := b.held[key]; h != nil {
+		h.state, h.idle = s, time.Now()
+	}
+	b.mu.Unlock()
+}
+
+// Learned implements transport.Coordinator.
+func (b *Buckets) Learned(route, hash string) {
+	b.mu.Lock()
+	b.hashes[route] = hash
+	b.mu.Unlock()
+}
+
+// Stats reports what the leases cost so far.
+func (b *Buckets) Stats() BucketStats {
+	b.mu.Lock()
+	n := len(b.held)
+	b.mu.Unlock()
+	s := &b.stats
+	return BucketStats{Memory: s.memory.Load(), Won: s.won.Load(), Lost: s.lost.Load(), Released: s.released.Load(),
+		Renewed: s.renewed.Load(), Queries: s.queries.Load(), Held: n}
+}
+
+// Run answers claims, renews and releases leases and shares hashes until
+// ctx ends; then it releases every lease, so the others need not wait
+// for them to expire.
+func (b *Buckets) Run(ctx context.Context) {
+	tick := time.NewTicker(b.o.Poll)
+	defer tick.Stop()
+	var renewed, hashed time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			defer cancel()
+			b.release(stop, true)
+			return
+		case <-b.kick:
+		case <-tick.C:
+		}
+		b.ask(ctx)
+		b.release(ctx, false)
+		if time.Since(renewed) >= b.o.Lease/4 {
+			renewed = time.Now()
+			b.renew(ctx)
+		}
+		if time.Since(hashed) >= b.o.HashEvery {
+			hashed = time.Now()
+			b.shareHashes(ctx)
+		}
+	}
+}
+
+// query runs one statement of the leases, bounded so a Postgres that
+// stopped answering holds the loop no longer than a lease.
+func (b *Buckets) query(ctx context.Context, sql string, args ...any) (pgx.Rows, context.CancelFunc, error) {
+	b.stats.queries.Add(1)
+	qctx, cancel := context.WithTimeout(ctx, b.o.Lease)
+	rows, err := b.c.o.DB.Query(qctx, sql, args...)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return rows, cancel, nil
+}
+
+// ask claims every bucket asked for since the last query, in one query,
+// and wakes the engine's waiting workers with the answers.
+func (b *Buckets) ask(ctx context.Context) {
+	b.mu.Lock()
+	asking := b.asking
+	b.asking = map[string][]func(){}
+	b.mu.Unlock()
+	if len(asking) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(asking))
+	for k := range asking {
+		keys = append(keys, k)
+	}
+	began := time.Now()
+	won, lost, err := b.claim(ctx, keys)
+	if err != nil && ctx.Err() == nil {
+		b.c.o.Logger.WarnContext(ctx, "cluster: could not claim Discord buckets; their requests wait", "err", err)
+	}
+	b.mu.Lock()
+	for _, k := range keys {
+		if s, ok := won[k]; ok {
+			h := &held{until: began.Add(b.o.Lease), state: s}
+			if s.Limit > 0 {
+				h.handed = &s
+			}
+			b.held[k] = h
+			delete(b.notYet, k)
+			continue
+		}
+		// Held elsewhere (or unanswered): ask again when its lease ends,
+		// or sooner, in case its holder lets it go.
+		wait, ok := lost[k]
+		if !ok || wait > b.o.Poll {
+			wait = b.o.Poll
+		}
+		b.notYet[k] = time.Now().Add(wait)
+	}
+	b.mu.Unlock()
+	b.stats.won.Add(int64(len(won)))
+	b.stats.lost.Add(int64(len(keys) - len(won)))
+	for _, wakes := range asking {
+		for _, wake := range wakes {
+			wake()
+		}
+	}
+}
+
+// claim takes the leases of keys that are free, expired or already this
+// process's. It returns the state each won lease carries and, for the
+// others, how long their holder's lease still runs. A key missing from
+// both was claimed by another process during the query.
+func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transport.BucketState, map[string]time.Duration, error) {
+	// The last SELECT reads the table as it was before the INSERT: the
+	// leases of the keys that were not won.
+	rows, cancel, err := b.query(ctx, `WITH won AS (
+			INSERT INTO herald_buckets AS b (key, owner, lease_until)
+			SELECT k, $2, now() + make_interval(secs => $3) FROM unnest($1::text[]) k
+			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+				WHERE b.owner = excluded.owner OR b.lease_until < now()
+			RETURNING b.key, b.lim, b.remaining, b.reset_at)
+		SELECT key, true, lim, remaining, reset_at, 0::float8 FROM won
+		UNION ALL
+		SELECT b.key, false, 0, 0, 'epoch'::timestamptz, extract(epoch FROM b.lease_until - now())::float8
+		FROM herald_buckets b WHERE b.key = ANY($1) AND b.key NOT IN (SELECT key FROM won)`,
+		keys, b.c.id, b.o.Lease.Seconds())
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: claim buckets: %w", err)
+	}
+	defer cancel()
+	won := map[string]transport.BucketState{}
+	lost := map[string]time.Duration{}
+	var key string
+	var ok bool
+	var s transport.BucketState
+	var left float64
+	_, err = pgx.ForEachRow(rows, []any{&key, &ok, &s.Limit, &s.Remaining, &s.ResetAt, &left}, func() error {
+		if ok {
+			won[key] = s
+		} else {
+			lost[key] = max(time.Duration(left*float64(time.Second)), 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster: claim buckets: %w", err)
+	}
+	return won, lost, nil
+}
+
+// release lets go of the buckets idle for Linger (all of them when all is
+// set), leaving their state for the next holder.
+func (b *Buckets) release(ctx context.Context, all bool) {
+	now := time.Now()
+	b.mu.Lock()
+	var keys []string
+	var states []transport.BucketState
+	for k, h := range b.held {
+		if all || (!h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger) || !now.Before(h.until) {
+			keys = append(keys, k)
+			states = append(states, h.state)
+			delete(b.held, k)
+		}
+	}
+	b.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now(), lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
+		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s
+		WHERE b.key = s.key AND b.owner = $1 RETURNING b.key`, append([]any{b.c.id, keys}, columns(states)...)...)
+	if err == nil {
+		defer cancel()
+		var n int
+		n, err = countRows(rows)
+		b.stats.released.Add(int64(n))
+	}
+	if err != nil && ctx.Err() == nil {
+		b.c.o.Logger.WarnContext(ctx, "cluster: could not release Discord buckets; they return when their leases expire", "err", err)
+	}
+}
+
+// renew extends the leases of the buckets held, with their latest state;
+// one taken by another meanwhile (this process was too slow) is dropped.
+func (b *Buckets) renew(ctx context.Context) {
+	b.mu.Lock()
+	keys := make([]string, 0, len(b.held))
+	states := make([]transport.BucketState, 0, len(b.held))
+	for k, h := range b.held {
+		keys = append(keys, k)
+		states = append(states, h.state)
+	}
+	b.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	began := time.Now()
+	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now() + make_interval(secs => $6),
+			lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
+		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s
+		WHERE b.key = s.key AND b.owner = $1 RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), b.o.Lease.Seconds())...)
+	if err != nil {
+		if ctx.Err() == nil {
+			b.c.o.Logger.WarnContext(ctx, "cluster: could not renew Discord bucket leases; they lapse", "err", err)
+		}
+		return
+	}
+	defer cancel()
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return
+	}
+	b.stats.renewed.Add(int64(len(kept)))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	keep := map[string]bool{}
+	for _, k := range kept {
+		keep[k] = true
+	}
+	for _, k := range keys {
+		h := b.held[k]
+		switch {
+		case h == nil:
+		case keep[k]:
+			h.until = began.Add(b.o.Lease)
+		default:
+			delete(b.held, k)
+		}
+	}
+}
+
+// shareHashes writes the hashes learned here and reads everyone's; it
+// also forgets leases nobody renewed for a while.
+func (b *Buckets) shareHashes(ctx context.Context) {
+	b.mu.Lock()
+	learned := b.hashes
+	b.hashes = map[string]string{}
+	b.mu.Unlock()
+	routes := make([]string, 0, len(learned))
+	hashes := make([]string, 0, len(learned))
+	for r, h := range learned {
+		routes, hashes = append(routes, r), append(hashes, h)
+	}
+	err := pgx.BeginFunc(ctx, b.c.o.DB, func(tx pgx.Tx) error {
+		if len(routes) > 0 {
+			if _, err := tx.Exec(ctx, `INSERT INTO herald_bucket_hashes (route, hash) SELECT * FROM unnest($1::text[], $2::text[])
+				ON CONFLICT (route) DO UPDATE SET hash = excluded.hash, learned_at = now()`, routes, hashes); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM herald_buckets WHERE lease_until < now() - interval '10 minutes'`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT route, hash FROM herald_bucket_hashes`)
+		if err != nil {
+			return err
+		}
+		all := map[string]string{}
+		var r, h string
+		if _, err := pgx.ForEachRow(rows, []any{&r, &h}, func() error { all[r] = h; return nil }); err != nil {
+			return err
+		}
+		if b.o.OnHashes != nil {
+			b.o.OnHashes(all)
+		}
+		return nil
+	})
+	b.stats.queries.Add(1)
+	if err != nil && ctx.Err() == nil {
+		b.mu.Lock()
+		for r, h := range learned { // try again next time
+			if _, ok := b.hashes[r]; !ok {
+				b.hashes[r] = h
+			}
+		}
+		b.mu.Unlock()
+		b.c.o.Logger.WarnContext(ctx, "cluster: could not share bucket hashes", "err", err)
+	}
+}
+
+// columns turns states into the arrays the statements unnest.
+func columns(states []transport.BucketState) []any {
+	lims := make([]int32, len(states))
+	rem := make([]int32, len(states))
+	resets := make([]time.Time, len(states))
+	for i, s := range states {
+		lims[i], rem[i], resets[i] = int32(s.Limit), int32(s.Remaining), s.ResetAt
+	}
+	return []any{lims, rem, resets}
+}
+
+func countRows(rows pgx.Rows) (int, error) {
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	return n, rows.Err()
+}
