@@ -53,7 +53,7 @@ func newSuite[R any](name, summary, help string, flags func(fs *flag.FlagSet) fu
 
 // suites lists every benchmark in the order `herald bench` runs them.
 func suites() []suite {
-	return []suite{transportSuite(), ackSuite(), roleMenuSuite(), ticketsSuite(), proxySuite(), jobsSuite()}
+	return []suite{transportSuite(), ackSuite(), roleMenuSuite(), ticketsSuite(), proxySuite(), jobsSuite(), scaleSuite()}
 }
 
 func suiteNames() []string {

@@ -186,6 +186,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.metrics = reg
 	a.engine, a.discord = newDiscord(cfg, log, reg, a.application.ID)
+	a.registerClusterMetrics(reg)
 	policies := map[work.Lane]followup.Policy{}
 	for lane, p := range cfg.DropPolicies {
 		policies[work.Lane(lane)] = followup.Policy(p)

@@ -7,10 +7,39 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/herald-bot/herald/internal/cluster"
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/gateway"
 )
+
+// registerClusterMetrics exports what this process holds of the token's
+// shared work: its gateway shards and its bucket leases, with what the
+// leases cost (claims answered from memory, won or lost in Postgres).
+func (a *App) registerClusterMetrics(reg prometheus.Registerer) {
+	leases := func(f func(cluster.BucketStats) int64) func() float64 {
+		return func() float64 {
+			if b := a.buckets.Load(); b != nil {
+				return float64(f(b.Stats()))
+			}
+			return 0
+		}
+	}
+	claims := func(answer string, f func(cluster.BucketStats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "herald_cluster_bucket_claims_total",
+			Help: "Claims of Discord buckets, by answer: from memory (held), won or lost in Postgres.", ConstLabels: prometheus.Labels{"answer": answer}}, leases(f))
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_cluster_shards", Help: "Gateway shards this process serves."},
+			func() float64 { return float64(a.sessions.count()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_cluster_buckets_held", Help: "Discord buckets this process holds leases on."},
+			leases(func(s cluster.BucketStats) int64 { return int64(s.Held) })),
+		claims("memory", func(s cluster.BucketStats) int64 { return s.Memory }),
+		claims("won", func(s cluster.BucketStats) int64 { return s.Won }),
+		claims("lost", func(s cluster.BucketStats) int64 { return s.Lost }),
+	)
+}
 
 // sessions are the gateway sessions this process serves, by shard.
 type sessions struct {
@@ -31,6 +60,12 @@ func (s *sessions) drop(shard int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.by, shard)
+}
+
+func (s *sessions) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.by)
 }
 
 func (s *sessions) get(shard int) *gateway.Session {

@@ -24,13 +24,21 @@ type client interface {
 type heraldClient struct{ discord *rest.Client }
 
 func newHeraldClient(w *world, appID string, global int, scale float64) *heraldClient {
-	e := transport.New(transport.Config{
+	return engineClient(w, appID, benchEngine(appID, global, scale))
+}
+
+// benchEngine is herald's engine as the benches configure it.
+func benchEngine(appID string, global int, scale float64) *transport.Engine {
+	return transport.New(transport.Config{
 		ApplicationID: appID,
 		Base:          &http.Transport{MaxIdleConnsPerHost: 256},
 		// The bot's global limit, on the simulator's scaled clock.
 		GlobalLimit:  global,
 		GlobalPeriod: time.Duration(float64(time.Second) * scale),
 	})
+}
+
+func engineClient(w *world, appID string, e *transport.Engine) *heraldClient {
 	return &heraldClient{discord: rest.New(e, w.url+"/api/v10", w.token, appID)}
 }
 

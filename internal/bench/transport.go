@@ -194,6 +194,18 @@ func (b Burst) Run(timeScale float64) (BurstResult, error) {
 }
 
 func (b Burst) runOne(name string, scale float64) (ClientResult, error) {
+	return b.runWith(scale, func(w *world, app string) (client, func(), error) {
+		if name == "herald" {
+			return newHeraldClient(w, app, b.global, scale), func() {}, nil
+		}
+		c, err := newDiscordgoClient(w)
+		return c, func() {}, err
+	})
+}
+
+// runWith runs the burst on a fresh simulator through the client newClient
+// builds once the burst's setup is done; its stop runs after the burst.
+func (b Burst) runWith(scale float64, newClient func(w *world, app string) (client, func(), error)) (ClientResult, error) {
 	w, err := newWorld(scale, b.limits)
 	if err != nil {
 		return ClientResult{}, err
@@ -206,12 +218,11 @@ func (b Burst) runOne(name string, scale float64) (ClientResult, error) {
 	if err := w.sim.SetLimits(sim.LimitChange{Global: b.global}); err != nil {
 		return ClientResult{}, err
 	}
-	var c client
-	if name == "herald" {
-		c = newHeraldClient(w, app, b.global, scale)
-	} else if c, err = newDiscordgoClient(w); err != nil {
+	c, stop, err := newClient(w, app)
+	if err != nil {
 		return ClientResult{}, err
 	}
+	defer stop()
 	// Let every setup window expire so the burst starts from fresh buckets.
 	time.Sleep(time.Duration(float64(roleWindow) * scale))
 	start := time.Now()

@@ -117,7 +117,7 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 	default:
 	}
 	// wake comes with the answer; the wait only bounds a lost wake-up.
-	return transport.Claim{Wait: b.o.Lease}
+	return transport.Claim{Wait: b.o.Lease, Asking: true}
 }
 
 // Report implements transport.Coordinator.

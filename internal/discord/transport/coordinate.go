@@ -32,7 +32,11 @@ type Claim struct {
 	Held bool
 	// Wait, when the bucket is not held, is how long until claiming again
 	// may succeed; the engine also wakes when the answer comes in.
-	Wait time.Duration
+	// Asking says the answer is still to come: the wait is a database
+	// round trip, not another process's turn, and no reason to give up
+	// on a request that may wait only briefly.
+	Wait   time.Duration
+	Asking bool
 	// Handed is what the previous holder left of the bucket's state, on
 	// the first claim after the bucket changed hands.
 	Handed *BucketState
@@ -89,27 +93,27 @@ func (b *bucket) state() BucketState {
 }
 
 // claim asks the coordinator for b before its next request. It returns
-// how long to wait when another process holds b, and handed when b just
-// came with the previous holder's state, which the caller applies by
-// looking at b's limits again. The lock is held.
-func (e *Engine) claim(b *bucket, r Route) (wait time.Duration, handed bool) {
+// the coordinator's answer; one that handed b over with the previous
+// holder's state has applied it, and the caller looks at b's limits
+// again. The lock is held.
+func (e *Engine) claim(b *bucket, r Route) (c Claim, handed bool) {
 	if e.coord == nil || !coordinated(r) {
-		return 0, false
+		return Claim{Held: true}, false
 	}
-	c := e.coord.Claim(b.lease, b.signal)
+	c = e.coord.Claim(b.lease, b.signal)
+	b.held = c.Held
 	if !c.Held {
-		b.held = false
-		return max(c.Wait, time.Millisecond), false
+		c.Wait = max(c.Wait, time.Millisecond)
+		return c, false
 	}
-	b.held = true
 	if h := c.Handed; h != nil && h.Limit > 0 {
 		// The previous holder sent last: what it saw is newer than
 		// anything this process knows.
 		b.known = true
 		b.limit, b.remaining, b.resetAt = h.Limit, h.Remaining, h.ResetAt
-		return 0, true
+		return c, true
 	}
-	return 0, false
+	return c, false
 }
 
 // report passes a held bucket's state to the coordinator. The lock is held.

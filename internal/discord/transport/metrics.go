@@ -42,6 +42,9 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(e.Snapshot()) })
 	}
 	reg.MustRegister(m.requests, m.rateLimited, m.retries, m.outcomes, m.queueWait,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_discord_global_share",
+			Help: "Requests a second of the bot's global limit this process may send: all of it, or its share beside the other processes on the token."},
+			func() float64 { return float64(e.Health().GlobalShare) }),
 		gauge("herald_discord_queued_requests", "Requests waiting in all bucket queues.", func(s Snapshot) float64 {
 			n := 0
 			for _, b := range s.Buckets {

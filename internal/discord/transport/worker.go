@@ -69,18 +69,18 @@ func (e *Engine) work(b *bucket) {
 			delete(e.sleeping, b)
 			continue
 		}
-		if d, handed := e.claim(b, it.route); handed {
+		if c, handed := e.claim(b, it.route); handed {
 			continue // what the previous holder left may hold b still
-		} else if d > 0 {
-			// Another process holds b: wait for its lease, or for the
-			// coordinator's answer, whichever comes first.
-			if it.hasMaxWait && d > it.maxWait {
+		} else if !c.Held {
+			// Another process holds b, or the coordinator is asking: wait
+			// for the answer or the other's turn, whichever comes first.
+			if !c.Asking && it.hasMaxWait && c.Wait > it.maxWait {
 				e.metrics.outcome(it.route, "max_wait")
-				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: "user", RetryAfter: d})
+				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: "user", RetryAfter: c.Wait})
 				continue
 			}
 			e.leaveGlobal(b, now)
-			e.sleep(b, d)
+			e.sleep(b, c.Wait)
 			continue
 		}
 		if b.breaker == breakerOpen {

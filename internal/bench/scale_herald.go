@@ -1,0 +1,430 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"path"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+)
+
+// ScaleInteractions is the part of `herald bench scale` that runs
+// `herald run` processes on one token: member clicks on role menus over
+// the gateway and over HTTP (the simulator POSTs each to a round-robin
+// front of the processes' interactions endpoints), then one process
+// killed mid-burst.
+type ScaleInteractions struct {
+	Processes int `json:"processes"`
+	Shards    int `json:"shards"`
+	Guilds    int `json:"guilds"`
+	// Gateway and HTTP are the click bursts; Kill is the gateway burst
+	// during which one process is killed.
+	Gateway ScaleClicks `json:"gateway"`
+	HTTP    ScaleClicks `json:"http"`
+	Kill    ScaleKill   `json:"kill"`
+	// JobsByProcess counts the click jobs each process completed, all
+	// bursts together (River's attempted_by).
+	JobsByProcess []int `json:"jobs_by_process"`
+	// AnsweredByProcess counts the HTTP interactions each process
+	// answered through the front.
+	AnsweredByProcess []int `json:"answered_by_process"`
+}
+
+// ScaleClicks is one burst of clicks and what became of them.
+type ScaleClicks struct {
+	Rate    int     `json:"rate"`
+	SentRPS float64 `json:"sent_rps"`
+	// Ack latency as the simulator measured it; an interaction never
+	// answered within Discord's 3 s counts as a miss and as 3,000 ms in
+	// the percentiles, never left out. Busy answers did no work.
+	Latency
+	// Acked clicks whose role the member had at the end (Applied), did
+	// not (Lost), and roles added more than once (Doubled: PUTs the
+	// simulator saw beyond one per member and role).
+	Applied int `json:"applied"`
+	Lost    int `json:"lost"`
+	Doubled int `json:"doubled"`
+
+	ids     []string
+	clicked map[string]string // interaction id → guild/member/role
+	roles   map[string]bool   // the role ids of the burst's button
+}
+
+// ScaleKill is the burst during which one process was killed with SIGKILL.
+type ScaleKill struct {
+	ScaleClicks
+	// ShardsBackSeconds is the time from the kill until the simulator
+	// had a session on every shard again.
+	ShardsBackSeconds float64 `json:"shards_back_seconds"`
+}
+
+// ScaleOptions set the interaction part's load.
+type ScaleOptions struct {
+	Processes, Shards, Guilds, MembersPerGuild int
+	GatewayRate, HTTPRate, KillRate            int
+	Burst, KillBurst                           time.Duration
+}
+
+// clickRoles are the menu's roles, one per burst, so each member clicks
+// each burst's button at most once.
+var clickRoles = []string{"gateway", "http", "kill"}
+
+// RunScaleInteractions starts o.Processes `herald run` processes (herald
+// returns the command) on one simulator and dbURL, and measures the click
+// bursts. The member-role bucket and the global limit are raised so the
+// clicks' work drains in seconds: Discord's limits are the transport
+// bursts' business, the clicks are the fast path's and the jobs'.
+func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec.Cmd, o ScaleOptions) (ScaleInteractions, error) {
+	res := ScaleInteractions{Processes: o.Processes, Shards: o.Shards, Guilds: o.Guilds}
+	if err := emptyTables(ctx, dbURL); err != nil {
+		return res, err
+	}
+	if err := emptyCluster(ctx, dbURL); err != nil {
+		return res, err
+	}
+	const global = 2000
+	w, err := newWorld(1, []sim.LimitChange{{Route: "PUT " + memberRoleRoute, Limit: 1000, WindowMS: 1000}, {Global: global}})
+	if err != nil {
+		return res, err
+	}
+	defer w.close()
+	// Large bots identify several shards at once; the kill measures the
+	// handover, not Discord's 5 s between identifies of one key.
+	concurrency := 16
+	if err := w.sim.SetSessionStartLimit(sim.StartLimitChange{MaxConcurrency: &concurrency}); err != nil {
+		return res, err
+	}
+	guilds, err := scaleGuilds(w, o)
+	if err != nil {
+		return res, err
+	}
+	var procs []*child
+	var endpoints []string
+	defer func() {
+		for _, p := range procs {
+			p.stop()
+		}
+	}()
+	for range o.Processes {
+		addr, err := freeAddr()
+		if err != nil {
+			return res, err
+		}
+		p, err := startChild(ctx, herald, map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
+			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_SHARD_COUNT": strconv.Itoa(o.Shards), "HERALD_INTERACTIONS_ADDR": addr,
+			"HERALD_GLOBAL_LIMIT": strconv.Itoa(global), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"})
+		if err != nil {
+			return res, err
+		}
+		procs = append(procs, p)
+		endpoints = append(endpoints, "http://"+addr+"/interactions")
+	}
+	if err := until(60*time.Second, "a session on every shard", func() bool { return w.sim.Gateway().Sessions == o.Shards }); err != nil {
+		return res, err
+	}
+	var menus []publishedMenu
+	for _, g := range guilds {
+		m, err := setUpMenu(w, g)
+		if err != nil {
+			return res, err
+		}
+		menus = append(menus, m)
+	}
+	clicker := &clicks{w: w, guilds: guilds, menus: menus}
+
+	res.Gateway, err = clicker.burst(0, o.GatewayRate, o.Burst, nil)
+	if err != nil {
+		return res, err
+	}
+	front, answered, err := roundRobinFront(endpoints)
+	if err != nil {
+		return res, err
+	}
+	defer front.Close()
+	if err := w.sim.SetInteractionsEndpoint(front.URL); err != nil {
+		return res, fmt.Errorf("interactions endpoint: %w", err)
+	}
+	res.HTTP, err = clicker.burst(1, o.HTTPRate, o.Burst, nil)
+	if err != nil {
+		return res, err
+	}
+	for _, n := range answered {
+		res.AnsweredByProcess = append(res.AnsweredByProcess, int(n.Load()))
+	}
+	if err := w.sim.SetInteractionsEndpoint(""); err != nil {
+		return res, err
+	}
+
+	// The kill: the first process goes halfway through the burst; the
+	// clock runs until the simulator has a session on every shard again.
+	var killedAt time.Time
+	back := make(chan time.Duration, 1)
+	res.Kill.ScaleClicks, err = clicker.burst(2, o.KillRate, o.KillBurst, func() {
+		killedAt = time.Now()
+		procs[0].cmd.Process.Signal(syscall.SIGKILL)
+		go func() {
+			until(30*time.Second, "the dead session noticed", func() bool { return w.sim.Gateway().Sessions < o.Shards })
+			if until(60*time.Second, "every shard served again", func() bool { return w.sim.Gateway().Sessions == o.Shards }) == nil {
+				back <- time.Since(killedAt)
+			} else {
+				back <- -1
+			}
+		}()
+	})
+	if err != nil {
+		return res, err
+	}
+	if d := <-back; d >= 0 {
+		res.Kill.ShardsBackSeconds = d.Seconds()
+	} else {
+		return res, errors.New("the killed process's shards were not served again within 60 s")
+	}
+	<-procs[0].exited
+	procs = procs[1:]
+
+	// Every acked click's work drains, then the roles are counted.
+	bursts := []*ScaleClicks{&res.Gateway, &res.HTTP, &res.Kill.ScaleClicks}
+	until(90*time.Second, "every acked click applied", func() bool {
+		clicker.settle(bursts)
+		for _, b := range bursts {
+			if b.Lost > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	clicker.settle(bursts)
+	res.JobsByProcess, err = jobsByProcess(ctx, dbURL)
+	return res, err
+}
+
+// scaleGuilds loads guilds until every shard has one, at least o.Guilds,
+// each with a menu's channels, roles and o.MembersPerGuild members.
+func scaleGuilds(w *world, o ScaleOptions) ([]sim.FixtureResult, error) {
+	var out []sim.FixtureResult
+	covered := map[int]bool{}
+	for i := 0; len(out) < o.Guilds || len(covered) < o.Shards; i++ {
+		if i >= 10*max(o.Guilds, o.Shards) {
+			return nil, errors.New("no guild falls on some shard")
+		}
+		f := sim.Fixture{Name: "scale" + itoa(i), Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}, {Name: "admin", Type: 0}},
+			BotRole: &sim.FixtureRole{Name: "herald", Permissions: "268438528", Position: len(clickRoles) + 1}}
+		for j, r := range clickRoles {
+			f.Roles = append(f.Roles, sim.FixtureRole{Name: r, Permissions: "0", Position: j + 1})
+		}
+		for j := range o.MembersPerGuild {
+			f.Members = append(f.Members, sim.FixtureMember{Username: "m" + itoa(j)})
+		}
+		g, err := w.sim.LoadFixture(f)
+		if err != nil {
+			return nil, err
+		}
+		id, _ := strconv.ParseUint(g.ID, 10, 64)
+		covered[int((id>>22)%uint64(o.Shards))] = true
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// clicks sends bursts of member clicks over the guilds' menus.
+type clicks struct {
+	w      *world
+	guilds []sim.FixtureResult
+	menus  []publishedMenu
+}
+
+// burst clicks button at rate for d, each member at most once, and
+// measures the acks once every click had its 3 s; mid runs halfway.
+func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClicks, error) {
+	res := ScaleClicks{Rate: rate, clicked: map[string]string{}, roles: map[string]bool{}}
+	for _, g := range c.guilds {
+		res.roles[g.Roles[button].ID] = true
+	}
+	n := int(float64(rate) * d.Seconds())
+	members := len(c.guilds[0].Members) * len(c.guilds)
+	if n > members {
+		return res, fmt.Errorf("%d clicks at %d/s for %s need as many members; the guilds have %d", n, rate, d, members)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	start := time.Now()
+	for i := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))))
+		if i == n/2 && mid != nil {
+			mid()
+		}
+		g, m := c.guilds[i%len(c.guilds)], c.menus[i%len(c.guilds)]
+		member := g.Members[i/len(c.guilds)]
+		// The simulator POSTs an HTTP interaction before Interact
+		// returns; over the gateway it returns at once. Both are sent
+		// from their own goroutine so the schedule holds.
+		wg.Go(func() {
+			in, err := c.w.sim.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: m.channelID, UserID: member.ID,
+				Kind: "component", CustomID: m.buttons[button], MessageID: m.messageID})
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			mu.Lock()
+			res.ids = append(res.ids, in.ID)
+			res.clicked[in.ID] = g.ID + "/" + member.ID + "/" + g.Roles[button].ID
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if f := failed.Load(); f > 0 {
+		return res, fmt.Errorf("the simulator refused %d of %d clicks", f, n)
+	}
+	res.Interactions = n
+	res.SentRPS = float64(n) / time.Since(start).Seconds()
+	time.Sleep(3500 * time.Millisecond) // every click has had its 3 seconds
+	var ms []float64
+	for _, id := range res.ids {
+		st, _ := c.w.sim.Interaction(id)
+		if !st.Acked || st.AckLatencyMS == nil || *st.AckLatencyMS > 3000 {
+			res.MissedDeadline++
+			continue
+		}
+		if st.AckType == 4 { // CHANNEL_MESSAGE_WITH_SOURCE: "busy, try again"
+			res.Busy++
+		}
+		ms = append(ms, *st.AckLatencyMS)
+	}
+	slices.Sort(ms)
+	res.P50MS, res.P95MS, res.P99MS = rank(ms, 50, n, 3000), rank(ms, 95, n, 3000), rank(ms, 99, n, 3000)
+	return res, nil
+}
+
+// settle counts, for each burst, the acked clicks whose role the member
+// has (Applied) or lacks (Lost), and the roles added more than once.
+func (c *clicks) settle(bursts []*ScaleClicks) {
+	has := map[string]bool{} // guild/member/role
+	for _, g := range c.guilds {
+		snap, _ := c.w.sim.Guild(g.ID)
+		for _, m := range snap.Members {
+			for _, r := range m.Roles {
+				has[g.ID+"/"+m.ID+"/"+r] = true
+			}
+		}
+	}
+	puts := map[string]int{} // role id → PUTs beyond one per member
+	seen := map[string]bool{}
+	for _, r := range c.w.sim.Requests() {
+		if r.Method != http.MethodPut || r.Route != memberRoleRoute || r.Status/100 != 2 {
+			continue
+		}
+		if seen[r.Path] {
+			puts[path.Base(r.Path)]++
+		}
+		seen[r.Path] = true
+	}
+	for _, b := range bursts {
+		b.Applied, b.Lost, b.Doubled = 0, 0, 0
+		for _, id := range b.ids {
+			st, _ := c.w.sim.Interaction(id)
+			if !st.Acked || st.AckType == 4 {
+				continue
+			}
+			if has[b.clicked[id]] {
+				b.Applied++
+			} else {
+				b.Lost++
+			}
+		}
+		for role, n := range puts {
+			if b.roles[role] {
+				b.Doubled += n
+			}
+		}
+	}
+}
+
+// jobsByProcess counts completed jobs by the River client that ran them.
+func jobsByProcess(ctx context.Context, dbURL string) ([]int, error) {
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.Query(ctx, `SELECT count(*) FROM river_job WHERE state = 'completed' AND kind LIKE 'rolemenu%'
+		GROUP BY attempted_by[cardinality(attempted_by)] ORDER BY 1 DESC`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var n int
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// roundRobinFront is a load balancer before the processes' interactions
+// endpoints, as a deployment puts one before them; answered counts the
+// answers each gave.
+func roundRobinFront(endpoints []string) (*frontServer, []*atomic.Int64, error) {
+	var targets []*url.URL
+	answered := make([]*atomic.Int64, len(endpoints))
+	for i, e := range endpoints {
+		u, err := url.Parse(e)
+		if err != nil {
+			return nil, nil, err
+		}
+		targets = append(targets, u)
+		answered[i] = &atomic.Int64{}
+	}
+	var next atomic.Uint64
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			i := int((next.Add(1) - 1) % uint64(len(targets)))
+			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.URL.Path = targets[i].Scheme, targets[i].Host, targets[i].Path
+			r.Out.Header.Set("X-Herald-Front", strconv.Itoa(i))
+		},
+		ModifyResponse: func(res *http.Response) error {
+			if i, err := strconv.Atoi(res.Request.Header.Get("X-Herald-Front")); err == nil && res.StatusCode == http.StatusOK {
+				answered[i].Add(1)
+			}
+			return nil
+		},
+		Transport: &http.Transport{MaxIdleConnsPerHost: 512},
+	}
+	f, err := startFront(proxy)
+	return f, answered, err
+}
+
+// frontServer serves the front on a loopback port.
+type frontServer struct {
+	URL string
+	srv *http.Server
+}
+
+func startFront(h http.Handler) (*frontServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	f := &frontServer{URL: "http://" + ln.Addr().String() + "/interactions", srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}}
+	go f.srv.Serve(ln)
+	return f, nil
+}
+
+func (f *frontServer) Close() { f.srv.Close() }
