@@ -11,7 +11,10 @@ CREATE UNLOGGED TABLE herald_buckets (
     lease_until timestamptz NOT NULL,
     lim         int NOT NULL DEFAULT 0,
     remaining   int NOT NULL DEFAULT 0,
-    reset_at    timestamptz NOT NULL DEFAULT 'epoch'
+    reset_at    timestamptz NOT NULL DEFAULT 'epoch',
+    -- set by a process that asked for the bucket and was refused: its
+    -- holder lets it go as soon as its own queue is empty
+    wanted      boolean NOT NULL DEFAULT false
 );
 
 -- The bucket hash Discord named for each route template, learned by any
@@ -22,6 +25,12 @@ CREATE TABLE herald_bucket_hashes (
     learned_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- The jobs a process was running when it died are rerun as soon as its
+-- lease expires, not when River's rescuer finds them stuck (minutes
+-- later); jobs_rescued marks a dead process whose jobs were handed back.
+ALTER TABLE herald_processes ADD COLUMN jobs_rescued boolean NOT NULL DEFAULT false;
+
 -- +goose Down
+ALTER TABLE herald_processes DROP COLUMN jobs_rescued;
 DROP TABLE herald_bucket_hashes;
 DROP TABLE herald_buckets;

@@ -21,6 +21,7 @@ func scaleSuite() suite {
 		func(fs *flag.FlagSet) func(context.Context, env) (bench.ScaleResult, error) {
 			burst := fs.String("burst", "all", "transport bursts: mixed, global, global-binds, all or none")
 			target := fs.Duration("target", 10*time.Second, "wall-clock length of each transport burst's theoretical minimum")
+			clicks := fs.Bool("clicks", true, "after the transport bursts, the clicks on herald run processes")
 			processes := fs.Int("processes", 3, "herald run processes for the clicks")
 			shards := fs.Int("shards", 3, "gateway shards (HERALD_SHARD_COUNT)")
 			guilds := fs.Int("guilds", 6, "guilds with a role menu (more if a shard has none)")
@@ -53,6 +54,9 @@ func scaleSuite() suite {
 				}
 				if res.Bursts, err = bench.RunScaleBursts(ctx, dbURL, bursts, *target); err != nil {
 					return res, err
+				}
+				if !*clicks {
+					return res, nil
 				}
 				self, err := os.Executable()
 				if err != nil {
@@ -104,6 +108,6 @@ func printScale(w io.Writer, res bench.ScaleResult) {
 		fmt.Fprintf(w, "  %-8s %6d %8.0f %8.2f %8.2f %8d %8d %6d %8d %6d %8d\n", c.name, c.c.Rate, c.c.SentRPS, c.c.P50MS, c.c.P99MS,
 			c.c.MissedDeadline, c.c.Busy, c.c.Interactions-c.c.MissedDeadline, c.c.Applied, c.c.Lost, c.c.Doubled)
 	}
-	fmt.Fprintf(w, "  HTTP answers by process %v; click jobs by process %v\n", in.AnsweredByProcess, in.JobsByProcess)
+	fmt.Fprintf(w, "  HTTP answers by process %v; click jobs by process %v, drained %.1fs after the last burst\n", in.AnsweredByProcess, in.JobsByProcess, in.DrainSeconds)
 	fmt.Fprintf(w, "  kill -9 of one process mid-burst: every shard served again after %.2fs\n", in.Kill.ShardsBackSeconds)
 }

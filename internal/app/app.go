@@ -133,12 +133,14 @@ type App struct {
 	metrics  *prometheus.Registry
 	cluster  atomic.Pointer[cluster.Cluster] // set once Run joins
 	buckets  atomic.Pointer[cluster.Buckets]
-	sessions sessions          // the gateway sessions of the shards this process holds
-	events   *gateway.Events   // the features' event handlers
-	services *feature.Services // the features' servers and loops
-	admin    *http.Server
-	riverUI  *riverui.Handler // nil when the operator tools are off
-	adminLn  net.Listener
+	// processID names this process in the cluster and in River.
+	processID string
+	sessions  sessions          // the gateway sessions of the shards this process holds
+	events    *gateway.Events   // the features' event handlers
+	services  *feature.Services // the features' servers and loops
+	admin     *http.Server
+	riverUI   *riverui.Handler // nil when the operator tools are off
+	adminLn   net.Listener
 	// interactions serves the Interactions Endpoint URL; nil when
 	// HERALD_INTERACTIONS_ADDR is unset.
 	interactions   *http.Server
@@ -206,9 +208,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if a.commands, err = feature.Commands(a.catalog, all...); err != nil {
 		return nil, err
 	}
+	a.processID = cluster.NewID("")
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
-		Clock: cfg.Clock,
+		Clock: cfg.Clock, ID: a.processID,
 	}); err != nil {
 		return nil, err
 	}
@@ -289,7 +292,7 @@ func (a *App) Run(ctx context.Context) error {
 	// Membership first: the other processes on the token must see this
 	// one before it sends its first request, and its buckets are shared
 	// with theirs from that request on.
-	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log, OnLive: a.engine.Share})
+	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log, OnLive: a.engine.Share, ID: a.processID})
 	if err != nil {
 		return errors.Join(err, a.stopAdmin())
 	}

@@ -5,8 +5,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -63,15 +63,18 @@ func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]str
 			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
+		why := "no answer"
 		if res, err := http.Get("http://" + admin + "/readyz"); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return c, nil
 			}
+			why = string(bytes.TrimSpace(b))
 		}
 		if time.Now().After(deadline) {
 			c.stop()
-			return nil, errors.New("herald not ready after 60s")
+			return nil, fmt.Errorf("herald not ready after 60s (/readyz: %s): %s", why, c.log)
 		}
 	}
 }

@@ -171,7 +171,9 @@ func (r *roundRobin) pick() *heraldClient {
 	return r.clients[(r.next.Add(1)-1)%uint64(len(r.clients))]
 }
 
-func (r *roundRobin) edit(ctx context.Context, ch, msg string) error { return r.pick().edit(ctx, ch, msg) }
+func (r *roundRobin) edit(ctx context.Context, ch, msg string) error {
+	return r.pick().edit(ctx, ch, msg)
+}
 func (r *roundRobin) addRole(ctx context.Context, g, u, role string) error {
 	return r.pick().addRole(ctx, g, u, role)
 }

@@ -42,6 +42,9 @@ type ScaleInteractions struct {
 	// AnsweredByProcess counts the HTTP interactions each process
 	// answered through the front.
 	AnsweredByProcess []int `json:"answered_by_process"`
+	// DrainSeconds is how long the clicks' jobs took to finish after the
+	// last burst.
+	DrainSeconds float64 `json:"drain_seconds"`
 }
 
 // ScaleClicks is one burst of clicks and what became of them.
@@ -85,9 +88,10 @@ var clickRoles = []string{"gateway", "http", "kill"}
 
 // RunScaleInteractions starts o.Processes `herald run` processes (herald
 // returns the command) on one simulator and dbURL, and measures the click
-// bursts. The member-role bucket and the global limit are raised so the
-// clicks' work drains in seconds: Discord's limits are the transport
-// bursts' business, the clicks are the fast path's and the jobs'.
+// bursts. The member-role and member-read buckets and the global limit
+// are raised so the clicks' work drains in seconds: Discord's limits are
+// the transport bursts' business, the clicks are the fast path's and the
+// jobs'.
 func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec.Cmd, o ScaleOptions) (ScaleInteractions, error) {
 	res := ScaleInteractions{Processes: o.Processes, Shards: o.Shards, Guilds: o.Guilds}
 	if err := emptyTables(ctx, dbURL); err != nil {
@@ -97,7 +101,8 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 		return res, err
 	}
 	const global = 2000
-	w, err := newWorld(1, []sim.LimitChange{{Route: "PUT " + memberRoleRoute, Limit: 1000, WindowMS: 1000}, {Global: global}})
+	w, err := newWorld(1, []sim.LimitChange{{Route: "PUT " + memberRoleRoute, Limit: 1000, WindowMS: 1000},
+		{Route: "GET /guilds/{guild_id}/members/{user_id}", Limit: 1000, WindowMS: 1000}, {Global: global}})
 	if err != nil {
 		return res, err
 	}
@@ -134,7 +139,11 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 		endpoints = append(endpoints, "http://"+addr+"/interactions")
 	}
 	if err := until(60*time.Second, "a session on every shard", func() bool { return w.sim.Gateway().Sessions == o.Shards }); err != nil {
-		return res, err
+		logs := ""
+		for i, p := range procs {
+			logs += fmt.Sprintf("\nprocess %d: %s", i, p.log)
+		}
+		return res, fmt.Errorf("%w (the simulator's gateway: %+v)%s", err, w.sim.Gateway(), logs)
 	}
 	var menus []publishedMenu
 	for _, g := range guilds {
@@ -196,20 +205,34 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	<-procs[0].exited
 	procs = procs[1:]
 
-	// Every acked click's work drains, then the roles are counted.
-	bursts := []*ScaleClicks{&res.Gateway, &res.HTTP, &res.Kill.ScaleClicks}
-	until(90*time.Second, "every acked click applied", func() bool {
-		clicker.settle(bursts)
-		for _, b := range bursts {
-			if b.Lost > 0 {
-				return false
-			}
-		}
-		return true
-	})
-	clicker.settle(bursts)
+	// The clicks' jobs drain, then the roles are counted: a click acked
+	// and not applied once nothing is left to run is lost.
+	start := time.Now()
+	if err := drain(ctx, dbURL, 5*time.Minute); err != nil {
+		return res, err
+	}
+	res.DrainSeconds = time.Since(start).Seconds()
+	clicker.settle([]*ScaleClicks{&res.Gateway, &res.HTTP, &res.Kill.ScaleClicks})
 	res.JobsByProcess, err = jobsByProcess(ctx, dbURL)
 	return res, err
+}
+
+// drain waits until no role-menu job is left to run.
+func drain(ctx context.Context, dbURL string, within time.Duration) error {
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	left := 0
+	err = until(within, "the clicks' jobs to drain", func() bool {
+		db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind LIKE 'rolemenu%' AND finalized_at IS NULL`).Scan(&left)
+		return left == 0
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %d jobs left", err, left)
+	}
+	return nil
 }
 
 // scaleGuilds loads guilds until every shard has one, at least o.Guilds,

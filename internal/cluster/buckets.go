@@ -42,12 +42,14 @@ type BucketOptions struct {
 	// every quarter of it.
 	Lease time.Duration
 	// Linger keeps an idle bucket held this long in case it is used again
-	// (default 250 ms); Poll is how often a process waiting for a bucket
-	// held elsewhere asks again (default 50 ms) — together they bound the
-	// gap when a bucket changes hands.
+	// (default 250 ms), unless another process asks for it; Poll is how
+	// often a process waiting for a bucket held elsewhere asks again, and
+	// how often an idle bucket is offered (default 50 ms) — together they
+	// bound the gap when a bucket changes hands.
 	Linger, Poll time.Duration
 	// OnHashes hears the bucket hashes every process learned, at start
-	// and every HashEvery (default 10 s): transport.Engine.SeedHashes.
+	// and every HashEvery (default 1 s): transport.Engine.SeedHashes.
+	// A hash learned here is written at the next turn of the loop.
 	OnHashes  func(map[string]string)
 	HashEvery time.Duration
 }
@@ -89,7 +91,7 @@ func (c *Cluster) Buckets(o BucketOptions) *Buckets {
 		o.Poll = 50 * time.Millisecond
 	}
 	if o.HashEvery <= 0 {
-		o.HashEvery = 10 * time.Second
+		o.HashEvery = time.Second
 	}
 	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
 		notYet: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1)}
@@ -178,7 +180,7 @@ func (b *Buckets) Run(ctx context.Context) {
 			renewed = time.Now()
 			b.renew(ctx)
 		}
-		if time.Since(hashed) >= b.o.HashEvery {
+		if b.learnedAny() || time.Since(hashed) >= b.o.HashEvery {
 			hashed = time.Now()
 			b.shareHashes(ctx)
 		}
@@ -220,7 +222,9 @@ func (b *Buckets) ask(ctx context.Context) {
 	b.mu.Lock()
 	for _, k := range keys {
 		if s, ok := won[k]; ok {
-			h := &held{until: began.Add(b.o.Lease), state: s}
+			// Idle until the engine comes back for it, so a claim whose
+			// request went meanwhile (cancelled, timed out) is let go.
+			h := &held{until: began.Add(b.o.Lease), state: s, idle: time.Now()}
 			if s.Limit > 0 {
 				h.handed = &s
 			}
@@ -256,7 +260,7 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 	rows, cancel, err := b.query(ctx, `WITH won AS (
 			INSERT INTO herald_buckets AS b (key, owner, lease_until)
 			SELECT k, $2, now() + make_interval(secs => $3) FROM unnest($1::text[]) k
-			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, wanted = false
 				WHERE b.owner = excluded.owner OR b.lease_until < now()
 			RETURNING b.key, b.lim, b.remaining, b.reset_at)
 		SELECT key, true, lim, remaining, reset_at, 0::float8 FROM won
@@ -285,20 +289,39 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: claim buckets: %w", err)
 	}
+	if len(lost) > 0 {
+		// Their holders let them go once idle, instead of after Linger.
+		wanted := make([]string, 0, len(lost))
+		for k := range lost {
+			wanted = append(wanted, k)
+		}
+		b.stats.queries.Add(1)
+		if _, err := b.c.o.DB.Exec(ctx, `UPDATE herald_buckets SET wanted = true WHERE key = ANY($1) AND owner <> $2 AND NOT wanted`, wanted, b.c.id); err != nil {
+			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
+		}
+	}
 	return won, lost, nil
 }
 
-// release lets go of the buckets idle for Linger (all of them when all is
-// set), leaving their state for the next holder.
+// release lets go of the buckets idle for Linger, and of those idle for
+// less that another process asked for (all of them when all is set),
+// leaving their state for the next holder. A bucket being released is out
+// of held meanwhile, so the engine cannot send on it from memory while
+// another process may already have taken it.
 func (b *Buckets) release(ctx context.Context, all bool) {
 	now := time.Now()
 	b.mu.Lock()
 	var keys []string
+	var force []bool
 	var states []transport.BucketState
+	out := map[string]*held{}
 	for k, h := range b.held {
-		if all || (!h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger) || !now.Before(h.until) {
+		old := !h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger
+		if all || old || !now.Before(h.until) || !h.idle.IsZero() {
 			keys = append(keys, k)
+			force = append(force, all || old || !now.Before(h.until))
 			states = append(states, h.state)
+			out[k] = h
 			delete(b.held, k)
 		}
 	}
@@ -306,17 +329,29 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 	if len(keys) == 0 {
 		return
 	}
-	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now(), lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
-		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s
-		WHERE b.key = s.key AND b.owner = $1 RETURNING b.key`, append([]any{b.c.id, keys}, columns(states)...)...)
+	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now(), wanted = false, lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
+		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s
+		WHERE b.key = s.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), force)...)
+	var released []string
 	if err == nil {
 		defer cancel()
-		var n int
-		n, err = countRows(rows)
-		b.stats.released.Add(int64(n))
+		released, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	}
 	if err != nil && ctx.Err() == nil {
 		b.c.o.Logger.WarnContext(ctx, "cluster: could not release Discord buckets; they return when their leases expire", "err", err)
+	}
+	b.stats.released.Add(int64(len(released)))
+	gone := map[string]bool{}
+	for _, k := range released {
+		gone[k] = true
+	}
+	// The ones nobody asked for stay held, unless claimed anew meanwhile.
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, k := range keys {
+		if _, again := b.held[k]; !gone[k] && !force[i] && !again {
+			b.held[k] = out[k]
+		}
 	}
 }
 
@@ -367,6 +402,12 @@ func (b *Buckets) renew(ctx context.Context) {
 			delete(b.held, k)
 		}
 	}
+}
+
+func (b *Buckets) learnedAny() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.hashes) > 0
 }
 
 // shareHashes writes the hashes learned here and reads everyone's; it
@@ -427,13 +468,4 @@ func columns(states []transport.BucketState) []any {
 		lims[i], rem[i], resets[i] = int32(s.Limit), int32(s.Remaining), s.ResetAt
 	}
 	return []any{lims, rem, resets}
-}
-
-func countRows(rows pgx.Rows) (int, error) {
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	rows.Close()
-	return n, rows.Err()
 }

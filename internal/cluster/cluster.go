@@ -38,6 +38,20 @@ type Options struct {
 	// Host names the machine; "" is its hostname. Tests running several
 	// members in one process give each a host of its own.
 	Host string
+	// ID names the process ("" makes one from host and pid, as NewID
+	// does): herald gives River the same, so a dead process's running
+	// jobs are found by it (rescue.go).
+	ID string
+}
+
+// NewID names a new process on host ("" is this machine's hostname).
+func NewID(host string) string {
+	if host == "" {
+		host, _ = os.Hostname()
+	}
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // Cluster is this process's membership.
@@ -76,10 +90,10 @@ func Join(ctx context.Context, o Options) (*Cluster, error) {
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	var b [4]byte
-	rand.Read(b[:])
-	c := &Cluster{o: o, host: host, pid: os.Getpid()}
-	c.id = fmt.Sprintf("%s-%d-%s", host, c.pid, hex.EncodeToString(b[:]))
+	c := &Cluster{o: o, host: host, pid: os.Getpid(), id: o.ID}
+	if c.id == "" {
+		c.id = NewID(host)
+	}
 	if _, err := o.DB.Exec(ctx, `INSERT INTO herald_processes (id, host, pid, boot, version, lease_until) VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))`,
 		c.id, host, c.pid, boot, o.Version, o.Lease.Seconds()); err != nil {
 		return nil, fmt.Errorf("cluster: join: %w", err)

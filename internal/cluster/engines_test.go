@@ -76,3 +76,38 @@ func TestCoordinatedEnginesShareABucket(t *testing.T) {
 	least := time.Duration(edits/limit-1) * window
 	t.Logf("%d edits through two coordinated engines: %s (least %s), %d 429s", edits, took, least, limited)
 }
+
+// A bucket is let go once its queue is empty, under its first name (the
+// route, before Discord named its hash) and under its hash alike.
+func TestIdleBucketsAreLetGo(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	db := storetest.Pool(t)
+	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Host: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), Base: s.Transport()})
+	b := c.Buckets(BucketOptions{Linger: 20 * time.Millisecond})
+	e.Coordinate(b)
+	go b.Run(t.Context())
+	client := rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID())
+	for range 2 {
+		if _, err := client.CurrentUser(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A request that gives up while its bucket is being claimed leaves
+	// nothing held either.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	b.Claim("abandoned", func() {})
+	client.CurrentUser(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for b.Stats().Won < 3 || b.Stats().Held > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("still holding %d buckets with nothing queued: %+v", b.Stats().Held, b.Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

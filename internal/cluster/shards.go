@@ -134,6 +134,9 @@ func (s *shardSet) balance(ctx context.Context) error {
 			}
 			mine = append(mine, won...)
 		}
+		if err := rescueJobs(ctx, tx, c.o.Logger); err != nil {
+			return err
+		}
 		// Dead processes' rows are kept an hour for whoever investigates.
 		_, err = tx.Exec(ctx, `DELETE FROM herald_processes WHERE lease_until < now() - interval '1 hour'`)
 		return err

@@ -31,6 +31,10 @@ type Options struct {
 	Logger   *slog.Logger
 	// Registerer receives the job metrics when set.
 	Registerer prometheus.Registerer
+	// ID names the client in River's attempted_by: the process's id in
+	// the cluster, so its jobs are rerun at once if it dies ("" is River's
+	// own, hostname and time).
+	ID string
 	// Clock is what jobs are scheduled and fetched by once a test moved
 	// it ahead; nil is the database's clock, as in production.
 	Clock *clock.Clock
@@ -54,7 +58,7 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 	// not River's default hour, so a view job still fills its reply.
 	rescue := slices.Min([]time.Duration{backstop(o.Timeouts, Interactive), backstop(o.Timeouts, Events),
 		backstop(o.Timeouts, Sync), backstop(o.Timeouts, Background)})
-	cfg := &river.Config{SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
+	cfg := &river.Config{ID: o.ID, SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
 		// ordering is outermost (River runs the first middleware first), so
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
 		// finish, a cancel for a missing target is. laneCalls is innermost:

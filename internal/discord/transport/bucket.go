@@ -71,9 +71,10 @@ type bucket struct {
 	hash  string
 	route Route // the first route seen; later routes may share the hash
 	// lease names the bucket to the Coordinator; held is set while this
-	// process holds it (coordinate.go).
-	lease string
-	held  bool
+	// process holds it; alias is its name before Discord named its hash,
+	// held as long as the bucket is in use (coordinate.go).
+	lease, alias string
+	held         bool
 
 	queue    queue
 	running  bool // a worker goroutine serves the queue

@@ -125,8 +125,30 @@ func (e *Engine) report(b *bucket) {
 
 // idle tells the coordinator b's queue is empty here. The lock is held.
 func (e *Engine) idle(b *bucket) {
-	if b.held && e.coord != nil {
+	if e.coord == nil {
+		return
+	}
+	if b.held {
 		e.coord.Idle(b.lease, b.state())
 		b.held = false
 	}
+	if b.alias != "" {
+		e.coord.Idle(b.alias, b.state())
+		b.alias = ""
+	}
+}
+
+// rename moves b to the lease named after the hash Discord just gave it.
+// The lease under its old name is kept while b is in use here: a process
+// that does not know the hash yet still claims that name, and must not
+// send into the bucket meanwhile. The new name is claimed before the
+// next request. The lock is held.
+func (e *Engine) rename(b *bucket, lease string) {
+	if e.coord != nil && b.held {
+		if b.alias != "" {
+			e.coord.Idle(b.alias, b.state())
+		}
+		b.alias = b.lease
+	}
+	b.lease, b.held = lease, false
 }

@@ -254,8 +254,8 @@ func (e *Engine) learn(b *bucket, r Route, h bucketHeaders, now time.Time) *buck
 			// A bucket filed under its route takes the hash's name, keeping
 			// its queue, worker and counters.
 			delete(e.buckets, b.id)
-			e.idle(b) // held under its old name; claimed again under the new
-			b.id, b.hash, b.name, b.lease = id, h.hash, displayName(h.hash, r), leaseKey(id)
+			b.id, b.hash, b.name = id, h.hash, displayName(h.hash, r)
+			e.rename(b, leaseKey(id))
 			e.buckets[id] = b
 		} else {
 			target = e.bucketFor(r)
