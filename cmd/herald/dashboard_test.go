@@ -163,7 +163,7 @@ func TestDashboardMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"herald_ack_latency_seconds", "herald_lane_queue_depth", "herald_discord_rate_limited_total",
-		"herald_transport_global_share", "herald_cluster_shards", "herald_webhookproxy_queued"} {
+		"herald_discord_global_share", "herald_cluster_shards", "herald_webhookproxy_queued"} {
 		if !used[want] {
 			t.Errorf("the dashboard does not show %s", want)
 		}
