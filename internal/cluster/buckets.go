@@ -31,6 +31,9 @@ type Buckets struct {
 	notYet map[string]time.Time
 	hashes map[string]string // learned here, to be written
 	kick   chan struct{}
+	// wanted hears that another process asked for a bucket this one
+	// holds (LISTEN herald_buckets_wanted).
+	wanted chan struct{}
 
 	stats bucketCounters
 }
@@ -59,6 +62,10 @@ type held struct {
 	state  transport.BucketState
 	idle   time.Time // when the queue emptied; zero while in use
 	handed *transport.BucketState
+	// releasing is set while a release that may take the bucket away is
+	// in flight: claims wait for its outcome (waiters) instead of sending.
+	releasing bool
+	waiters   []func()
 }
 
 type bucketCounters struct {
@@ -94,7 +101,7 @@ func (c *Cluster) Buckets(o BucketOptions) *Buckets {
 		o.HashEvery = time.Second
 	}
 	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
-		notYet: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1)}
+		notYet: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1)}
 }
 
 // Claim implements transport.Coordinator.
@@ -102,6 +109,10 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if h := b.held[key]; h != nil && h.releasing {
+		h.waiters = append(h.waiters, wake)
+		return transport.Claim{Wait: b.o.Lease, Asking: true}
+	}
 	if h := b.held[key]; h != nil && now.Before(h.until) {
 		b.stats.memory.Add(1)
 		h.idle = time.Time{}
@@ -163,19 +174,23 @@ func (b *Buckets) Stats() BucketStats {
 func (b *Buckets) Run(ctx context.Context) {
 	tick := time.NewTicker(b.o.Poll)
 	defer tick.Stop()
+	go b.listen(ctx)
 	var renewed, hashed time.Time
 	for {
+		offer := false
 		select {
 		case <-ctx.Done():
 			stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			defer cancel()
-			b.release(stop, true)
+			b.release(stop, true, false)
 			return
 		case <-b.kick:
+		case <-b.wanted:
+			offer = true
 		case <-tick.C:
 		}
 		b.ask(ctx)
-		b.release(ctx, false)
+		b.release(ctx, false, offer)
 		if time.Since(renewed) >= b.o.Lease/4 {
 			renewed = time.Now()
 			b.renew(ctx)
@@ -290,39 +305,78 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 		return nil, nil, fmt.Errorf("cluster: claim buckets: %w", err)
 	}
 	if len(lost) > 0 {
-		// Their holders let them go once idle, instead of after Linger.
+		// Their holders hear of it and let them go once idle, instead
+		// of after Linger.
 		wanted := make([]string, 0, len(lost))
 		for k := range lost {
 			wanted = append(wanted, k)
 		}
 		b.stats.queries.Add(1)
-		if _, err := b.c.o.DB.Exec(ctx, `UPDATE herald_buckets SET wanted = true WHERE key = ANY($1) AND owner <> $2 AND NOT wanted`, wanted, b.c.id); err != nil {
+		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets SET wanted = true WHERE key = ANY($1) AND owner <> $2 RETURNING owner)
+			SELECT pg_notify('herald_buckets_wanted', owner) FROM (SELECT DISTINCT owner FROM w) o`, wanted, b.c.id); err != nil {
 			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
 		}
 	}
 	return won, lost, nil
 }
 
-// release lets go of the buckets idle for Linger, and of those idle for
-// less that another process asked for (all of them when all is set),
-// leaving their state for the next holder. A bucket being released is out
-// of held meanwhile, so the engine cannot send on it from memory while
-// another process may already have taken it.
-func (b *Buckets) release(ctx context.Context, all bool) {
+// listen hears the processes asking for buckets this one holds, on a
+// connection of its own, until ctx ends; a lost connection is opened
+// again. Without it, an idle bucket goes back after Linger.
+func (b *Buckets) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := func() error {
+			pooled, err := b.c.o.DB.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			// A connection that listens is never handed to anyone else.
+			conn := pooled.Hijack()
+			defer conn.Close(context.WithoutCancel(ctx))
+			if _, err := conn.Exec(ctx, `LISTEN herald_buckets_wanted`); err != nil {
+				return err
+			}
+			for {
+				n, err := conn.WaitForNotification(ctx)
+				if err != nil {
+					return err
+				}
+				if n.Payload == b.c.id {
+					select {
+					case b.wanted <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+		if ctx.Err() == nil {
+			b.c.o.Logger.WarnContext(ctx, "cluster: not hearing which buckets others want; idle ones go back after the linger", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// release lets go of the buckets idle for Linger (all of them when all is
+// set) and, when offer is set, of those idle for less that another
+// process asked for, leaving their state for the next holder. A bucket
+// that may go is marked releasing meanwhile, so the engine cannot send on
+// it from memory while another process may already have taken it.
+func (b *Buckets) release(ctx context.Context, all, offer bool) {
 	now := time.Now()
 	b.mu.Lock()
 	var keys []string
 	var force []bool
 	var states []transport.BucketState
-	out := map[string]*held{}
 	for k, h := range b.held {
-		old := !h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger
-		if all || old || !now.Before(h.until) || !h.idle.IsZero() {
+		old := all || !now.Before(h.until) || (!h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger)
+		if old || (offer && !h.idle.IsZero()) {
 			keys = append(keys, k)
-			force = append(force, all || old || !now.Before(h.until))
+			force = append(force, old)
 			states = append(states, h.state)
-			out[k] = h
-			delete(b.held, k)
+			h.releasing = true
 		}
 	}
 	b.mu.Unlock()
@@ -345,13 +399,23 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 	for _, k := range released {
 		gone[k] = true
 	}
-	// The ones nobody asked for stay held, unless claimed anew meanwhile.
+	var wakes []func()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for i, k := range keys {
-		if _, again := b.held[k]; !gone[k] && !force[i] && !again {
-			b.held[k] = out[k]
+		h := b.held[k]
+		if h == nil {
+			continue
 		}
+		wakes = append(wakes, h.waiters...)
+		h.waiters, h.releasing = nil, false
+		// A forced release that failed is dropped too: its lease lapses.
+		if gone[k] || force[i] {
+			delete(b.held, k)
+		}
+	}
+	b.mu.Unlock()
+	for _, wake := range wakes {
+		wake()
 	}
 }
 
