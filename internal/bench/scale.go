@@ -101,7 +101,7 @@ func (b Burst) runMembers(ctx context.Context, dbURL string, scale float64, n in
 		rr := &roundRobin{}
 		for i := range n {
 			e := benchEngine(app, b.global, scale)
-			e.Share(n)
+			e.Share(n, i)
 			if coordinated {
 				db, err := pgxpool.New(mctx, dbURL)
 				if err != nil {

@@ -28,9 +28,12 @@ type Buckets struct {
 	mu     sync.Mutex
 	held   map[string]*held
 	asking map[string][]func() // claims for the next query, with their wakers
-	notYet map[string]time.Time
-	hashes map[string]string // learned here, to be written
-	kick   chan struct{}
+	// waiting are buckets held elsewhere, not to be asked for again
+	// before until unless their holder lets them go (LISTEN
+	// herald_buckets_released); wakes are the engine's workers to wake.
+	waiting map[string]*waiting
+	hashes  map[string]string // learned here, to be written
+	kick    chan struct{}
 	// wanted hears that another process asked for a bucket this one
 	// holds (LISTEN herald_buckets_wanted).
 	wanted chan struct{}
@@ -55,6 +58,11 @@ type BucketOptions struct {
 	// A hash learned here is written at the next turn of the loop.
 	OnHashes  func(map[string]string)
 	HashEvery time.Duration
+}
+
+type waiting struct {
+	until time.Time
+	wakes []func()
 }
 
 type held struct {
@@ -101,7 +109,7 @@ func (c *Cluster) Buckets(o BucketOptions) *Buckets {
 		o.HashEvery = time.Second
 	}
 	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
-		notYet: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1)}
+		waiting: map[string]*waiting{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1)}
 }
 
 // Claim implements transport.Coordinator.
@@ -121,9 +129,11 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 		return c
 	}
 	delete(b.held, key)
-	if at, ok := b.notYet[key]; ok && now.Before(at) {
-		return transport.Claim{Wait: at.Sub(now)}
+	if w := b.waiting[key]; w != nil && now.Before(w.until) {
+		w.wakes = append(w.wakes, wake)
+		return transport.Claim{Wait: w.until.Sub(now)}
 	}
+	delete(b.waiting, key)
 	b.asking[key] = append(b.asking[key], wake)
 	select {
 	case b.kick <- struct{}{}:
@@ -244,7 +254,6 @@ func (b *Buckets) ask(ctx context.Context) {
 				h.handed = &s
 			}
 			b.held[k] = h
-			delete(b.notYet, k)
 			continue
 		}
 		// Held elsewhere (or unanswered): ask again when its lease ends,
@@ -253,7 +262,7 @@ func (b *Buckets) ask(ctx context.Context) {
 		if !ok || wait > b.o.Poll {
 			wait = b.o.Poll
 		}
-		b.notYet[k] = time.Now().Add(wait)
+		b.waiting[k] = &waiting{until: time.Now().Add(wait)}
 	}
 	b.mu.Unlock()
 	b.stats.won.Add(int64(len(won)))
@@ -320,9 +329,24 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 	return won, lost, nil
 }
 
-// listen hears the processes asking for buckets this one holds, on a
-// connection of its own, until ctx ends; a lost connection is opened
-// again. Without it, an idle bucket goes back after Linger.
+// released wakes the engine's workers waiting for a bucket its holder
+// just let go, to claim it now rather than at their next poll.
+func (b *Buckets) released(key string) {
+	b.mu.Lock()
+	w := b.waiting[key]
+	delete(b.waiting, key)
+	b.mu.Unlock()
+	if w != nil {
+		for _, wake := range w.wakes {
+			wake()
+		}
+	}
+}
+
+// listen hears the processes asking for buckets this one holds, and the
+// buckets let go that this one waits for, on a connection of its own,
+// until ctx ends; a lost connection is opened again. Without it, an idle
+// bucket goes back after Linger and waiters ask again every Poll.
 func (b *Buckets) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := func() error {
@@ -333,7 +357,7 @@ func (b *Buckets) listen(ctx context.Context) {
 			// A connection that listens is never handed to anyone else.
 			conn := pooled.Hijack()
 			defer conn.Close(context.WithoutCancel(ctx))
-			if _, err := conn.Exec(ctx, `LISTEN herald_buckets_wanted`); err != nil {
+			if _, err := conn.Exec(ctx, `LISTEN herald_buckets_wanted; LISTEN herald_buckets_released`); err != nil {
 				return err
 			}
 			for {
@@ -341,7 +365,10 @@ func (b *Buckets) listen(ctx context.Context) {
 				if err != nil {
 					return err
 				}
-				if n.Payload == b.c.id {
+				switch {
+				case n.Channel == "herald_buckets_released":
+					b.released(n.Payload)
+				case n.Payload == b.c.id:
 					select {
 					case b.wanted <- struct{}{}:
 					default:
@@ -383,9 +410,14 @@ func (b *Buckets) release(ctx context.Context, all, offer bool) {
 	if len(keys) == 0 {
 		return
 	}
-	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now(), wanted = false, lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
-		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s
-		WHERE b.key = s.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), force)...)
+	// Those another process asked for are announced, so it claims them
+	// at once; wanted is cleared by the next claim won.
+	rows, cancel, err := b.query(ctx, `WITH r AS (
+			UPDATE herald_buckets b SET lease_until = now(), lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
+			FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s
+			WHERE b.key = s.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key, b.wanted),
+		n AS (SELECT pg_notify('herald_buckets_released', key) FROM r WHERE wanted)
+		SELECT key FROM r WHERE (SELECT count(*) FROM n) >= 0`, append(append([]any{b.c.id, keys}, columns(states)...), force)...)
 	var released []string
 	if err == nil {
 		defer cancel()

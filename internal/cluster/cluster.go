@@ -32,9 +32,10 @@ type Options struct {
 	// renewal: how soon a dead process's shards move. Every is how often
 	// leases are renewed and shards rebalanced. Defaults: 5 s and 1 s.
 	Lease, Every time.Duration
-	// OnLive, when set, hears how many processes are live each time the
-	// number changes: the REST engine divides the bot's limits by it.
-	OnLive func(live int)
+	// OnLive, when set, hears how many processes are live and this one's
+	// rank among them (0 the oldest) each time either changes: the REST
+	// engine divides the bot's limits by them (transport.Engine.Share).
+	OnLive func(live, rank int)
 	// Host names the machine; "" is its hostname. Tests running several
 	// members in one process give each a host of its own.
 	Host string

@@ -77,7 +77,7 @@ func run(t *testing.T, db *pgxpool.Pool, name string, s *served) *member {
 	t.Helper()
 	m := &member{done: make(chan struct{})}
 	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Lease: time.Second, Every: 100 * time.Millisecond, Host: name,
-		OnLive: func(n int) { m.live.Store(int32(n)) }})
+		OnLive: func(n, _ int) { m.live.Store(int32(n)) }})
 	if err != nil {
 		t.Fatal(err)
 	}

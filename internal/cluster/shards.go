@@ -77,6 +77,7 @@ type shardSet struct {
 	failed  chan error
 	created bool
 	live    int // as the last balance counted
+	rank    int // this process's place among the live, oldest first
 }
 
 type running struct {
@@ -88,7 +89,7 @@ type running struct {
 func (s *shardSet) balance(ctx context.Context) error {
 	c := s.c
 	var mine []int
-	var fair, live int
+	var fair, live, rank int
 	err := pgx.BeginFunc(ctx, c.o.DB, func(tx pgx.Tx) error {
 		lease := c.o.Lease.Seconds()
 		tag, err := tx.Exec(ctx, `UPDATE herald_processes SET lease_until = now() + make_interval(secs => $2) WHERE id = $1`, c.id, lease)
@@ -108,7 +109,8 @@ func (s *shardSet) balance(ctx context.Context) error {
 				return err
 			}
 		}
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM herald_processes WHERE lease_until > now()`).Scan(&live); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE (started_at, id) < (SELECT started_at, id FROM herald_processes WHERE id = $1))
+			FROM herald_processes WHERE lease_until > now()`, c.id).Scan(&live, &rank); err != nil {
 			return err
 		}
 		fair = (s.count + max(live, 1) - 1) / max(live, 1)
@@ -145,10 +147,10 @@ func (s *shardSet) balance(ctx context.Context) error {
 		return fmt.Errorf("cluster: balance shards: %w", err)
 	}
 	s.created = true
-	if live != s.live && c.o.OnLive != nil {
-		c.o.OnLive(live)
+	if (live != s.live || rank != s.rank) && c.o.OnLive != nil {
+		c.o.OnLive(live, rank)
 	}
-	s.live = live
+	s.live, s.rank = live, rank
 	slices.Sort(mine)
 	if len(mine) > fair {
 		if err := s.handOver(ctx, mine[fair:]); err != nil {

@@ -429,12 +429,20 @@ func (e *Engine) globalWaitAfter(now time.Time, k int) (d time.Duration, blocked
 
 // Share makes this process's limits its share of the bot's when
 // processes of herald share the token (internal/cluster): the global
-// limit and each invalid-request budget divided by processes. Buckets
-// are shared through a Coordinator instead.
-func (e *Engine) Share(processes int) {
+// limit and each invalid-request budget divided by processes. rank, this
+// process's place among them (0 to processes-1), gives the global
+// limit's remainder to the first ones, so the shares add up to the
+// whole limit (50 over 3 is 17, 17, 16). Buckets are shared through a
+// Coordinator instead.
+func (e *Engine) Share(processes, rank int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.global.setShare(e.cfg.GlobalLimit / max(processes, 1))
+	processes = max(processes, 1)
+	share := e.cfg.GlobalLimit / processes
+	if rank < e.cfg.GlobalLimit%processes {
+		share++
+	}
+	e.global.setShare(share)
 	e.invalid.share(e.cfg, processes)
 	// A larger share frees slots now.
 	e.dispatch(e.clock.Now(), nil)

@@ -58,3 +58,20 @@ func TestInvalidBudgetShare(t *testing.T) {
 		t.Errorf("one process: %v", b.limits)
 	}
 }
+
+// The shares of processes on one token add up to the whole global limit:
+// the remainder of the division goes to the first ranks.
+func TestSharesAddUpToTheLimit(t *testing.T) {
+	for _, tc := range []struct{ limit, processes int }{{50, 3}, {5, 3}, {5, 2}, {50, 1}, {7, 7}, {2, 3}} {
+		total := 0
+		for rank := range tc.processes {
+			e := New(Config{GlobalLimit: tc.limit})
+			e.Share(tc.processes, rank)
+			total += e.Health().GlobalShare
+		}
+		want := max(tc.limit, tc.processes) // a process is never left without one
+		if total != want {
+			t.Errorf("limit %d over %d processes: shares add up to %d, want %d", tc.limit, tc.processes, total, want)
+		}
+	}
+}
