@@ -114,7 +114,8 @@ func (c *Cluster) ID() string { return c.id }
 
 // buryLocal ends the leases of earlier processes on this host whose
 // process is gone — the one this process replaces after a crash, above
-// all — so their shards move now instead of when the lease runs out.
+// all — so their shards and buckets move now instead of when the leases
+// run out, and their running jobs are rerun at the next balance.
 func (c *Cluster) buryLocal(ctx context.Context) error {
 	rows, err := c.o.DB.Query(ctx, `SELECT id, pid, boot FROM herald_processes WHERE host = $1 AND id <> $2 AND lease_until > now()`, c.host, c.id)
 	if err != nil {
@@ -137,7 +138,8 @@ func (c *Cluster) buryLocal(ctx context.Context) error {
 		return nil
 	}
 	c.o.Logger.InfoContext(ctx, "cluster: taking over from processes of this host that are gone", "processes", len(dead))
-	_, err = c.o.DB.Exec(ctx, `WITH gone AS (UPDATE herald_processes SET lease_until = now() WHERE id = ANY($1) RETURNING id)
+	_, err = c.o.DB.Exec(ctx, `WITH gone AS (UPDATE herald_processes SET lease_until = now() WHERE id = ANY($1) RETURNING id),
+			buckets AS (UPDATE herald_buckets SET lease_until = now() WHERE owner IN (SELECT id FROM gone))
 		UPDATE herald_shards SET owner = NULL, lease_until = '-infinity' WHERE owner IN (SELECT id FROM gone)`, dead)
 	return err
 }

@@ -141,9 +141,16 @@ func TestRestartOnTheSameHostTakesOverAtOnce(t *testing.T) {
 	if _, err := db.Exec(t.Context(), `INSERT INTO herald_shards (shard_count, shard_id, owner, lease_until) VALUES (3, 0, 'old', now() + interval '1 hour'), (3, 1, 'older', now() + interval '1 hour')`); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_buckets (key, owner, lease_until) VALUES ('kb', 'old', now() + interval '1 hour')`); err != nil {
+		t.Fatal(err)
+	}
 	s := &served{t: t, by: map[int]string{}}
-	run(t, db, "h", s)
+	m := run(t, db, "h", s)
 	s.waitFor("all three served", func(by map[string]int, n int) bool { return by["h"] == 3 })
+	// The crashed process's bucket too, not an hour later.
+	b := m.c.Buckets(BucketOptions{})
+	go b.Run(t.Context())
+	claimWithin(t, b, "kb", 5*time.Second)
 }
 
 // IDENTIFY turns of one key are spaced by the window for every process;
