@@ -52,7 +52,7 @@ func TestPickSuites(t *testing.T) {
 			t.Errorf("pickSuites(%q) = %v, %q, %v; want %v, %q", tc.args, names(chosen), rest, err, tc.want, tc.wantRest)
 		}
 	}
-	if want := []string{"transport", "ack", "rolemenu", "tickets", "proxy", "jobs"}; !slices.Equal(suiteNames(), want) {
+	if want := []string{"transport", "ack", "rolemenu", "tickets", "proxy", "jobs", "scale"}; !slices.Equal(suiteNames(), want) {
 		t.Errorf("suites = %v, want %v", suiteNames(), want)
 	}
 }

@@ -53,7 +53,7 @@ func TestUsage(t *testing.T) {
 		{"sim bad fixture", []string{"sim", "--fixture", "huge"}, 2, "--fixture must be default or none"},
 		{"sim bad time scale", []string{"sim", "--time-scale", "0"}, 2, "--time-scale must be above 0"},
 		{"demo bad flag", []string{"demo", "--addr"}, 2, "flag needs an argument"},
-		{"bench help", []string{"bench", "-h"}, 0, "Usage: herald bench [transport|ack|rolemenu|tickets|proxy|jobs …] [--json]"},
+		{"bench help", []string{"bench", "-h"}, 0, "Usage: herald bench [transport|ack|rolemenu|tickets|proxy|jobs|scale …] [--json]"},
 		{"bench unknown benchmark", []string{"bench", "ack", "latency"}, 2, `unknown benchmark "latency"`},
 		{"bench named twice", []string{"bench", "ack", "jobs", "ack"}, 2, "ack is named twice"},
 		{"bench several take no suite flags", []string{"bench", "ack", "jobs", "--rates", "5"}, 2, "flag provided but not defined: -rates"},

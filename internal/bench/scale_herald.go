@@ -315,7 +315,15 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 	}
 	res.Interactions = n
 	res.SentRPS = float64(n) / time.Since(start).Seconds()
-	time.Sleep(3500 * time.Millisecond) // every click has had its 3 seconds
+	// Until every click is answered or has had its 3 seconds.
+	until(3500*time.Millisecond, "every click answered", func() bool {
+		for _, id := range res.ids {
+			if st, _ := c.w.sim.Interaction(id); !st.Acked {
+				return false
+			}
+		}
+		return true
+	})
 	var ms []float64
 	for _, id := range res.ids {
 		st, _ := c.w.sim.Interaction(id)
