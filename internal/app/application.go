@@ -47,7 +47,7 @@ func readApplication(ctx context.Context, cfg config.Config, log *slog.Logger) (
 	var api *transport.APIError
 	switch {
 	case errors.Is(err, transport.ErrUnauthorized) || errors.As(err, &api) && api.Class() == transport.Unauthorized:
-		return app, &FatalError{Err: errors.New("Discord rejected DISCORD_TOKEN (401 Unauthorized)"),
+		return app, &FatalError{Err: errors.New("app: Discord rejected DISCORD_TOKEN (401 Unauthorized)"),
 			Fix: "copy the bot's token from the Developer Portal (your application › Bot › Reset Token) into DISCORD_TOKEN, then start herald again"}
 	case err != nil:
 		return app, fmt.Errorf("app: read the application from Discord: %w", err)

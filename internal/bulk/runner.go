@@ -80,7 +80,7 @@ func (w *runner) Work(ctx context.Context, j *river.Job[runArgs]) error {
 		var done bool
 		switch {
 		case k.Do != nil:
-			done, err = w.do(ctx, act, k, t)
+			err = w.do(ctx, act, k, t)
 		case t.syncTarget == nil:
 			err = w.request(ctx, act, k, t)
 		default:
@@ -138,17 +138,17 @@ func (w *runner) next(ctx context.Context, actionID int64) (task, error) {
 // or a rejected request fails the task alone; a missing permission, or
 // the kind's refusal, fails every task left, since each would fail the
 // same way.
-func (w *runner) do(ctx context.Context, act *action, k Kind, t task) (bool, error) {
+func (w *runner) do(ctx context.Context, act *action, k Kind, t task) error {
 	err := k.Do(ctx, act.Action, t.Task)
 	if err == nil {
-		return true, w.a.finish(ctx, act.ID, t.seq, "done", "")
+		return w.a.finish(ctx, act.ID, t.seq, "done", "")
 	}
 	if errors.Is(err, ErrGone) {
-		return false, w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonTargetMissing)
+		return w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonTargetMissing)
 	}
 	var refused *Refused
 	if errors.As(err, &refused) {
-		return false, w.a.failRest(ctx, act.ID, refusedReason+refused.Text)
+		return w.a.failRest(ctx, act.ID, refusedReason+refused.Text)
 	}
 	class, wait := transport.Classify(err)
 	switch {
@@ -159,23 +159,23 @@ func (w *runner) do(ctx context.Context, act *action, k Kind, t task) (bool, err
 		}
 		if werr := w.a.change(ctx, act.ID, `UPDATE bulk_tasks SET state = 'pending', reason = $3, until = $4, updated_at = now()
 			WHERE action_id = $1 AND seq = $2 AND state = 'running'`, act.ID, t.seq, string(reason), time.Now().Add(wait)); werr != nil {
-			return false, werr
+			return werr
 		}
-		return false, err // the work middleware snoozes for exactly the wait
+		return err // the work middleware snoozes for exactly the wait
 	case class == transport.NotFound:
-		return false, w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonTargetMissing)
+		return w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonTargetMissing)
 	case class == transport.Invalid:
-		return false, w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonInvalid)
+		return w.a.finish(ctx, act.ID, t.seq, "failed", work.ReasonInvalid)
 	case class == transport.Permission:
-		return false, w.a.failRest(ctx, act.ID, string(work.ReasonNeedsPermission))
+		return w.a.failRest(ctx, act.ID, string(work.ReasonNeedsPermission))
 	}
 	// Transient or unknown: River retries with backoff; the task is
 	// pending meanwhile, so a cancel still takes it.
 	if _, rerr := w.a.db.Exec(ctx, `UPDATE bulk_tasks SET state = 'pending', updated_at = now()
 		WHERE action_id = $1 AND seq = $2 AND state = 'running'`, act.ID, t.seq); rerr != nil {
-		return false, errors.Join(err, rerr)
+		return errors.Join(err, rerr)
 	}
-	return false, err
+	return err
 }
 
 // request asks for a task's sync and records what it waits for, in one

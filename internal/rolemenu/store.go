@@ -67,11 +67,6 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// loadMenu reads a guild's menu by name, with its options.
-func loadMenu(ctx context.Context, q querier, guildID, name string) (*menu, error) {
-	return readMenu(ctx, q, `SELECT `+menuColumns+` FROM rolemenus WHERE guild_id = $1 AND name = $2`, guildID, name)
-}
-
 // loadMenuByID reads a menu by id, with its options.
 func loadMenuByID(ctx context.Context, q querier, id int64) (*menu, error) {
 	return readMenu(ctx, q, `SELECT `+menuColumns+` FROM rolemenus WHERE id = $1`, id)

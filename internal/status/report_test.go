@@ -45,7 +45,7 @@ func TestStatusShowsWaitingAndFailedUntilFixed(t *testing.T) {
 	)
 	// herald may see channels and manage roles, but not send messages
 	// (nor may @everyone).
-	f.Everyone = strconv.FormatInt(discordgo.PermissionViewChannel|discordgo.PermissionReadMessageHistory|discordgo.PermissionUseSlashCommands, 10)
+	f.Everyone = strconv.FormatInt(discordgo.PermissionViewChannel|discordgo.PermissionReadMessageHistory|discordgo.PermissionUseApplicationCommands, 10)
 	f.BotRole = &sim.FixtureRole{Name: "herald", Position: 8,
 		Permissions: strconv.FormatInt(discordgo.PermissionManageRoles|discordgo.PermissionViewChannel|discordgo.PermissionReadMessageHistory, 10)}
 	for _, a := range []string{"ada", "ben", "cy", "dee"} {

@@ -130,11 +130,11 @@ func command(h *heraldtest.Herald, username, channelID, sub string, opts map[str
 	var leaf []any
 	for name, v := range opts {
 		typ := 3
-		switch v.(type) {
+		switch x := v.(type) {
 		case int:
 			typ = 4
 		case userID:
-			typ, v = 6, string(v.(userID))
+			typ, v = 6, string(x)
 		}
 		leaf = append(leaf, map[string]any{"type": typ, "name": name, "value": v})
 	}

@@ -23,7 +23,7 @@ func TestOpenWithoutPermission(t *testing.T) {
 	var base int64 = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages | discordgo.PermissionReadMessageHistory |
 		discordgo.PermissionEmbedLinks | discordgo.PermissionAttachFiles
 	f.Everyone = strconv.FormatInt(discordgo.PermissionViewChannel|discordgo.PermissionSendMessages|
-		discordgo.PermissionReadMessageHistory|discordgo.PermissionUseSlashCommands, 10)
+		discordgo.PermissionReadMessageHistory|discordgo.PermissionUseApplicationCommands, 10)
 	f.BotRole = &sim.FixtureRole{Name: "herald", Position: 8, Permissions: strconv.FormatInt(base, 10)}
 	f.Roles = append(f.Roles, sim.FixtureRole{Name: "Threads", Position: 7,
 		Permissions: strconv.FormatInt(discordgo.PermissionCreatePrivateThreads|discordgo.PermissionSendMessagesInThreads|discordgo.PermissionManageThreads, 10)})

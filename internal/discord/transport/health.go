@@ -59,9 +59,9 @@ type OpenCircuit struct {
 func (h Health) Err() error {
 	switch {
 	case h.Unauthorized:
-		return fmt.Errorf("Discord rejected the bot token (%s): REST stopped until restart with a valid token", h.UnauthorizedReason)
+		return fmt.Errorf("transport: Discord rejected the bot token (%s): REST stopped until restart with a valid token", h.UnauthorizedReason)
 	case h.EdgeBlockedUntil.After(h.Time):
-		return fmt.Errorf("Discord's edge (Cloudflare) blocked herald: %s; REST waits until %s", h.EdgeBlockedReason, h.EdgeBlockedUntil.Format(time.RFC3339))
+		return fmt.Errorf("transport: Discord's edge (Cloudflare) blocked herald: %s; REST waits until %s", h.EdgeBlockedReason, h.EdgeBlockedUntil.Format(time.RFC3339))
 	case h.InvalidRequests >= h.InvalidLimit:
 		return fmt.Errorf("%d invalid requests in 10 minutes (budget %d): REST paused", h.InvalidRequests, h.InvalidLimit)
 	}
