@@ -41,9 +41,12 @@ const (
 	selectID = "rolemenu:1:select:{menu}"
 )
 
-// clickLimit lets a member click a few times in quick succession (the
-// clicks coalesce) and refuses spam.
-var clickLimit = interaction.Limit(5, 10*time.Second)
+// A member may click clickBurst times in clickWindow (the clicks
+// coalesce); more is spam, refused. Each herald has its own count.
+const (
+	clickBurst  = 5
+	clickWindow = 10 * time.Second
+)
 
 // Feature declares role menus.
 func Feature() feature.Feature {
@@ -94,7 +97,7 @@ func build(k feature.Kit) error {
 		}
 	})
 	k.Routes.Group(func(r *interaction.Mux) {
-		r.Use(interaction.GuildOnly, clickLimit)
+		r.Use(interaction.GuildOnly, interaction.Limit(clickBurst, clickWindow))
 		r.Component(pickID, d.click)
 		r.Component(selectID, d.click)
 	})

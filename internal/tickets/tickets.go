@@ -56,9 +56,13 @@ const (
 	confirmID = "tickets:1:confirm:{ticket}"
 )
 
-// clickLimit refuses button spam before it reaches Postgres; the real
-// guard against duplicate tickets is the member's lock.
-var clickLimit = interaction.Limit(5, 10*time.Second)
+// Button spam beyond clickBurst in clickWindow is refused before it
+// reaches Postgres; the real guard against duplicate tickets is the
+// member's lock. Each herald has its own count.
+const (
+	clickBurst  = 5
+	clickWindow = 10 * time.Second
+)
 
 // grace is how long a warned ticket waits before auto-close, and how long
 // a close request waits for the opener.
@@ -142,7 +146,7 @@ func build(k feature.Kit) error {
 		r.Command("/info", d.info)
 	})
 	k.Routes.Group(func(r *interaction.Mux) {
-		r.Use(interaction.GuildOnly, clickLimit)
+		r.Use(interaction.GuildOnly, interaction.Limit(clickBurst, clickWindow))
 		r.Component(openID, d.open)
 		r.Component(closeID, d.closeButton)
 		r.Component(claimID, d.claimButton)
