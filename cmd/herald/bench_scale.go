@@ -33,12 +33,7 @@ func scaleSuite() suite {
 			killFor := fs.Duration("kill-for", 10*time.Second, "length of the kill burst; the kill comes halfway")
 			return func(ctx context.Context, e env) (bench.ScaleResult, error) {
 				var res bench.ScaleResult
-				var bursts []bench.Burst
-				for _, b := range bench.Bursts() {
-					if *burst == "all" || *burst == b.Name {
-						bursts = append(bursts, b)
-					}
-				}
+				bursts := bench.BurstsNamed(*burst)
 				if len(bursts) == 0 && *burst != "none" {
 					return res, usageError(fmt.Sprintf("--burst must be mixed, global, global-binds, all or none, got %q", *burst))
 				}

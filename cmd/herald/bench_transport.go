@@ -18,12 +18,7 @@ func transportSuite() suite {
 			target := fs.Duration("target", 10*time.Second, "wall-clock length of each burst's theoretical minimum")
 			return func(ctx context.Context, _ env) (bench.TransportResult, error) {
 				var res bench.TransportResult
-				var bursts []bench.Burst
-				for _, b := range bench.Bursts() {
-					if *burst == "all" || *burst == b.Name {
-						bursts = append(bursts, b)
-					}
-				}
+				bursts := bench.BurstsNamed(*burst)
 				if len(bursts) == 0 {
 					return res, usageError(fmt.Sprintf("--burst must be mixed, global, global-binds or all, got %q", *burst))
 				}

@@ -171,6 +171,18 @@ func globalBurst(guilds, perGuild int) Burst {
 // Bursts are every burst `herald bench transport` runs, in order.
 func Bursts() []Burst { return []Burst{MixedBurst(), GlobalBurst(), GlobalBindsBurst()} }
 
+// BurstsNamed are the bursts a --burst flag names: one by its name, or
+// all of them; none for any other name.
+func BurstsNamed(name string) []Burst {
+	var out []Burst
+	for _, b := range Bursts() {
+		if name == "all" || name == b.Name {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // DeadlineFactor bounds a client's run at this multiple of the minimum.
 const DeadlineFactor = 5
 
