@@ -10,13 +10,13 @@ import (
 	"net/url"
 	"os/exec"
 	"path"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
@@ -49,8 +49,7 @@ type ScaleInteractions struct {
 
 // ScaleClicks is one burst of clicks and what became of them.
 type ScaleClicks struct {
-	Rate    int     `json:"rate"`
-	SentRPS float64 `json:"sent_rps"`
+	Rate int `json:"rate"`
 	// Ack latency as the simulator measured it; an interaction never
 	// answered within Discord's 3 s counts as a miss and as 3,000 ms in
 	// the percentiles, never left out. Busy answers did no work.
@@ -313,8 +312,7 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 	if f := failed.Load(); f > 0 {
 		return res, fmt.Errorf("the simulator refused %d of %d clicks", f, n)
 	}
-	res.Interactions = n
-	res.SentRPS = float64(n) / time.Since(start).Seconds()
+	sent := float64(n) / time.Since(start).Seconds()
 	// Until every click is answered or has had its 3 seconds.
 	until(3500*time.Millisecond, "every click answered", func() bool {
 		for _, id := range res.ids {
@@ -324,20 +322,7 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 		}
 		return true
 	})
-	var ms []float64
-	for _, id := range res.ids {
-		st, _ := c.w.sim.Interaction(id)
-		if !st.Acked || st.AckLatencyMS == nil || *st.AckLatencyMS > 3000 {
-			res.MissedDeadline++
-			continue
-		}
-		if st.AckType == 4 { // CHANNEL_MESSAGE_WITH_SOURCE: "busy, try again"
-			res.Busy++
-		}
-		ms = append(ms, *st.AckLatencyMS)
-	}
-	slices.Sort(ms)
-	res.P50MS, res.P95MS, res.P99MS = rank(ms, 50, n, 3000), rank(ms, 95, n, 3000), rank(ms, 99, n, 3000)
+	res.Latency = acks(c.w, res.ids, sent)
 	return res, nil
 }
 
@@ -368,7 +353,7 @@ func (c *clicks) settle(bursts []*ScaleClicks) {
 		b.Applied, b.Lost, b.Doubled = 0, 0, 0
 		for _, id := range b.ids {
 			st, _ := c.w.sim.Interaction(id)
-			if !st.Acked || st.AckType == 4 {
+			if !st.Acked || st.AckType == int(discordgo.InteractionResponseChannelMessageWithSource) {
 				continue
 			}
 			if has[b.clicked[id]] {
