@@ -51,9 +51,7 @@ func (e *Engine) work(b *bucket) {
 				wait, scope = gw, "global"
 			}
 		}
-		if wait > 0 && it.hasMaxWait && wait > it.maxWait {
-			e.metrics.outcome(it.route, "max_wait")
-			e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: scope, RetryAfter: wait})
+		if e.overMaxWait(b, it, wait, scope) {
 			continue
 		}
 		if local > 0 && !it.route.Exempt {
@@ -74,9 +72,7 @@ func (e *Engine) work(b *bucket) {
 		} else if !c.Held {
 			// Another process holds b, or the coordinator is asking: wait
 			// for the answer or the other's turn, whichever comes first.
-			if !c.Asking && it.hasMaxWait && c.Wait > it.maxWait {
-				e.metrics.outcome(it.route, "max_wait")
-				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: "user", RetryAfter: c.Wait})
+			if !c.Asking && e.overMaxWait(b, it, c.Wait, "user") {
 				continue
 			}
 			e.leaveGlobal(b, now)
@@ -118,6 +114,18 @@ func (e *Engine) work(b *bucket) {
 	e.leaveGlobal(b, e.clock.Now())
 	e.idle(b)
 	b.running = false
+}
+
+// overMaxWait ends it, the head of b's queue, with a *RateLimitedError
+// when it may not wait as long as wait, and reports whether it did. The
+// lock is held.
+func (e *Engine) overMaxWait(b *bucket, it *item, wait time.Duration, scope string) bool {
+	if wait <= 0 || !it.hasMaxWait || wait <= it.maxWait {
+		return false
+	}
+	e.metrics.outcome(it.route, "max_wait")
+	e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: scope, RetryAfter: wait})
+	return true
 }
 
 // sleep waits d or until the queue changes, without the lock.
