@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -79,6 +80,9 @@ type ScaleOptions struct {
 	Processes, Shards, Guilds, MembersPerGuild int
 	GatewayRate, HTTPRate, KillRate            int
 	Burst, KillBurst                           time.Duration
+	// Env is added to each process's environment: a test sizes their
+	// Postgres pools with it to fit beside the other tests.
+	Env map[string]string
 }
 
 // clickRoles are the menu's roles, one per burst, so each member clicks
@@ -128,9 +132,11 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 		if err != nil {
 			return res, err
 		}
-		p, err := startChild(ctx, herald, map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
+		env := map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
 			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_SHARD_COUNT": strconv.Itoa(o.Shards), "HERALD_INTERACTIONS_ADDR": addr,
-			"HERALD_GLOBAL_LIMIT": strconv.Itoa(global), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"})
+			"HERALD_GLOBAL_LIMIT": strconv.Itoa(global), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"}
+		maps.Copy(env, o.Env)
+		p, err := startChild(ctx, herald, env)
 		if err != nil {
 			return res, err
 		}

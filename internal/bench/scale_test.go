@@ -65,7 +65,10 @@ func TestScaleInteractionsRun(t *testing.T) {
 		return cmd
 	}
 	res, err := RunScaleInteractions(t.Context(), storetest.URL(t), herald, ScaleOptions{Processes: 2, Shards: 2, Guilds: 2, MembersPerGuild: 40,
-		GatewayRate: 40, HTTPRate: 40, KillRate: 20, Burst: time.Second, KillBurst: 3 * time.Second})
+		GatewayRate: 40, HTTPRate: 40, KillRate: 20, Burst: time.Second, KillBurst: 3 * time.Second,
+		// Two processes' pools within the connections the other tests leave.
+		Env: map[string]string{"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "2", "HERALD_WORKERS_SYNC": "1",
+			"HERALD_WORKERS_BACKGROUND": "1", "HERALD_DB_FASTPATH_CONNS": "4"}})
 	if err != nil {
 		t.Fatal(err)
 	}
