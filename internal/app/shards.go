@@ -80,7 +80,7 @@ func (s *sessions) get(shard int) *gateway.Session {
 func (a *App) serveShard(rt http.RoundTripper, count int, pacer gateway.Pacer) cluster.ServeFunc {
 	return func(ctx context.Context, shard int) error {
 		gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
-			ShardID: shard, ShardCount: count, Pacer: pacer, Intents: intents.For(a.application.Flags),
+			ShardID: shard, ShardCount: count, Pacer: pacer, IdentifyWindow: a.cfg.IdentifyWindow, Intents: intents.For(a.application.Flags),
 			OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log.With("shard", shard)})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -58,6 +58,9 @@ type Config struct {
 	// token serve together (internal/cluster spreads them); 0 takes the
 	// count Discord recommends.
 	ShardCount int
+	// IdentifyWindow spaces the gateway's IDENTIFYs per max_concurrency
+	// key: Discord's 5 s; shorter only against a simulator set likewise.
+	IdentifyWindow time.Duration
 	// The message budget of one interaction: at most this many follow-ups,
 	// and updates closer together than the window merge.
 	MaxMessagesPerInteraction int
@@ -309,6 +312,14 @@ var settings = []setting{
 			return fmt.Errorf("must be a whole number from 0 to 4096, got %q", v)
 		}
 		c.ShardCount = n
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_IDENTIFY_WINDOW", Default: "5s", Help: "time between gateway IDENTIFYs per max_concurrency key: Discord's is 5s; shorter only against a simulator whose window is as short", RunOnly: true}, parse: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 10*time.Millisecond || d > 5*time.Second {
+			return fmt.Errorf("must be a duration from 10ms to 5s, got %q", v)
+		}
+		c.IdentifyWindow = d
 		return nil
 	}},
 	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge or drop by HERALD_DROP_POLICY", RunOnly: true}, parse: func(c *Config, v string) error {

@@ -74,6 +74,7 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 		"HERALD_SHUTDOWN_TIMEOUT": "-1s", "HERALD_WORKERS_INTERACTIVE": "0", "HERALD_WORKERS_EVENTS": "many",
 		"HERALD_WORKERS_SYNC": "5", "HERALD_WORKERS_BACKGROUND": "99999", "HERALD_DISCORD_GLOBAL_LIMIT": "0",
 		"HERALD_MAX_MESSAGES_PER_INTERACTION": "100", "HERALD_COALESCE_WINDOW": "soon", "HERALD_CIRCUIT_RESET": "0s",
+		"HERALD_IDENTIFY_WINDOW": "6s",
 	}))
 	var cerr *Error
 	if !errors.As(err, &cerr) {
@@ -82,7 +83,7 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 	wantKeys := []string{"DISCORD_TOKEN", "DISCORD_APP_ID", "HERALD_DISCORD_API", "DATABASE_URL", "HERALD_HTTP_ADDR",
 		"LOG_FORMAT", "LOG_LEVEL", "HERALD_AUTO_MIGRATE", "HERALD_SHUTDOWN_TIMEOUT", "HERALD_WORKERS_INTERACTIVE",
 		"HERALD_WORKERS_EVENTS", "HERALD_WORKERS_BACKGROUND", "HERALD_DISCORD_GLOBAL_LIMIT",
-		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW", "HERALD_CIRCUIT_RESET"}
+		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW", "HERALD_CIRCUIT_RESET", "HERALD_IDENTIFY_WINDOW"}
 	if len(cerr.Problems) != len(wantKeys) {
 		t.Errorf("got %d problems, want %d:\n%v", len(cerr.Problems), len(wantKeys), err)
 	}
@@ -146,8 +147,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 25 {
-		t.Errorf("got %d settings, want 25", len(seen))
+	if len(seen) != 26 {
+		t.Errorf("got %d settings, want 26", len(seen))
 	}
 }
 

@@ -96,14 +96,13 @@ func TestKill9DuringBurst(t *testing.T) {
 
 // crashSim is the simulator of a test that kills and restarts herald:
 // its owner switched the intents on, and a restarted herald may identify
-// 100 ms after the one it replaces. Discord asks 5 s between identifies;
+// soon after the one it replaces. Discord asks 5 s between identifies;
 // here that would only make the test wait, since it is about crashes.
 func crashSim(t *testing.T) *simtest.Sim {
 	t.Helper()
 	s := simtest.New(t)
 	s.SetApplicationFlags(simtest.PortalIntents)
-	window := int64(100)
-	s.SetSessionStartLimit(sim.StartLimitChange{IdentifyWindowMS: &window})
+	s.ShortIdentifyWindow()
 	return s
 }
 
@@ -125,7 +124,7 @@ func faultRand(t *testing.T) *rand.Rand {
 func childEnvFor(s *simtest.Sim, dbURL string) []string {
 	return append(os.Environ(), childEnv+"=1",
 		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
-		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
+		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_IDENTIFY_WINDOW="+simtest.IdentifyWindow.String(), "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
 		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
 		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1")
 }

@@ -22,7 +22,8 @@ import (
 // key (shard_id % max_concurrency) every 5 seconds ("Sharding › Max
 // Concurrency").
 
-// identifyWindow is max_concurrency's window.
+// identifyWindow is max_concurrency's window, "per 5 seconds" in
+// Discord's documentation of the session start limit.
 const identifyWindow = 5 * time.Second
 
 // gatewayBot is GET /gateway/bot's answer.
@@ -145,7 +146,11 @@ func (p *LocalPacer) Reserve(_ context.Context, key int, window time.Duration) (
 
 // identifyTurn waits for the session's turn to IDENTIFY.
 func (s *Session) identifyTurn(key int) error {
-	wait, err := s.o.Pacer.Reserve(s.ctx, key, identifyWindow)
+	window := s.o.IdentifyWindow
+	if window <= 0 {
+		window = identifyWindow
+	}
+	wait, err := s.o.Pacer.Reserve(s.ctx, key, window)
 	if err != nil {
 		return err
 	}

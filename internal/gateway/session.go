@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
@@ -44,6 +45,9 @@ type Options struct {
 	// one process, or of all processes on the token) by max_concurrency;
 	// nil paces this session alone.
 	Pacer Pacer
+	// IdentifyWindow is max_concurrency's window: Discord's 5 s when
+	// zero. Only a simulator configured likewise takes a shorter one.
+	IdentifyWindow time.Duration
 }
 
 // Session is one gateway session, kept connected until Close or a fatal

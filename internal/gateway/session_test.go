@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -274,14 +275,22 @@ func TestExhaustedStartLimitWaitsForReset(t *testing.T) {
 // Shards of one process respect max_concurrency together: with 1, the
 // second identifies 5 seconds after the first (discordgo alone identified
 // at once and got INVALID_SESSION); with 2, both at once. Each shard sees
-// its own guilds.
+// its own guilds. A window set shorter (a simulator's, for tests that
+// restart herald) is the pace instead.
 func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 	t.Parallel()
-	for _, concurrency := range []int{1, 2} {
-		t.Run(fmt.Sprint("max_concurrency ", concurrency), func(t *testing.T) {
+	for _, c := range []struct {
+		concurrency int
+		window      time.Duration // zero: Discord's
+	}{{1, 0}, {2, 0}, {1, simtest.IdentifyWindow}} {
+		concurrency, window := c.concurrency, cmp.Or(c.window, identifyWindow)
+		t.Run(fmt.Sprintf("max_concurrency %d, window %s", concurrency, window), func(t *testing.T) {
 			t.Parallel()
 			s := simtest.New(t, simtest.WithFakeClock())
 			s.SetSessionStartLimit(sim.StartLimitChange{MaxConcurrency: &concurrency})
+			if c.window > 0 {
+				s.ShortIdentifyWindow()
+			}
 			const guilds = 6
 			for i := range guilds {
 				s.CreateGuild(sim.Fixture{Name: "g" + string(rune('a'+i))})
@@ -291,7 +300,7 @@ func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 			pacer := NewPacer(s.Clock)
 			for shard := range 2 {
 				o, _ := options(t, s, &logbuf.Buffer{})
-				o.ShardID, o.ShardCount, o.Pacer = shard, 2, pacer
+				o.ShardID, o.ShardCount, o.Pacer, o.IdentifyWindow = shard, 2, pacer, c.window
 				if shard == 0 || concurrency == 2 {
 					sessions[shard] = open(t, o)
 					continue
@@ -309,10 +318,14 @@ func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 					t.Fatal(err)
 				}
 				if st := s.Gateway(); st.Identifies != 1 {
-					t.Fatalf("gateway stats %+v: shard 1 identified within 5 s", st)
+					t.Fatalf("gateway stats %+v: shard 1 identified within %s", st, window)
 				}
-				s.Clock.Advance(identifyWindow)
-				sessions[shard] = <-opened
+				s.Clock.Advance(window)
+				select {
+				case sessions[shard] = <-opened:
+				case <-time.After(wait.Timeout):
+					t.Fatalf("shard 1 did not identify %s after shard 0", window)
+				}
 				if sessions[shard] == nil {
 					return
 				}

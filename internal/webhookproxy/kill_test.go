@@ -42,6 +42,7 @@ func TestKill9MidBurst(t *testing.T) {
 	// Reading a lost answer back needs the Message Content intent
 	// (TestLostAnswerWithoutMessageContent).
 	s.SetApplicationFlags(simtest.PortalIntents)
+	s.ShortIdentifyWindow()
 	g := s.CreateGuild(sim.DefaultFixture())
 	general := g.Channel("general")
 	var hook discordgo.Webhook
@@ -50,7 +51,8 @@ func TestKill9MidBurst(t *testing.T) {
 	proxyAddr := freeAddr(t)
 	env := append(os.Environ(), childEnv+"=1",
 		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
-		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_SHUTDOWN_TIMEOUT=1s", "HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
+		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_IDENTIFY_WINDOW="+simtest.IdentifyWindow.String(),
+		"HERALD_SHUTDOWN_TIMEOUT=1s", "HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
 		"HERALD_PROXY_ADDR="+proxyAddr, "HERALD_PROXY_ALLOW=*", "LOG_LEVEL=error")
 	var logs logbuf.Buffer
 	defer func() {

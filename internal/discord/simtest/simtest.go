@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jonboulle/clockwork"
@@ -387,6 +388,20 @@ func (s *Sim) Gateway() sim.GatewayState {
 func (s *Sim) SetSessionStartLimit(l sim.StartLimitChange) {
 	s.t.Helper()
 	s.control(http.MethodPost, "/_sim/gateway", l, nil, http.StatusOK)
+}
+
+// IdentifyWindow is the session start limit's window after
+// ShortIdentifyWindow: a test that restarts herald sets herald's
+// HERALD_IDENTIFY_WINDOW to it, as Discord's 5 s would only make each
+// restart wait.
+const IdentifyWindow = 100 * time.Millisecond
+
+// ShortIdentifyWindow lets a session IDENTIFY IdentifyWindow after the
+// one before it.
+func (s *Sim) ShortIdentifyWindow() {
+	s.t.Helper()
+	ms := IdentifyWindow.Milliseconds()
+	s.SetSessionStartLimit(sim.StartLimitChange{IdentifyWindowMS: &ms})
 }
 
 // Reset empties the simulator through POST /_sim/reset.
