@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -234,7 +233,7 @@ func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.M
 			return nil, err
 		}
 		got = append(got, ms(created.Sub(first[member])))
-		if n := countWith(w.sim.ChannelMessages(threads[member]), "opened ticket #"); n != 1 {
+		if n := w.sim.CountMessages(threads[member], "opened ticket #"); n != 1 {
 			res.Duplicates += n - 1
 		}
 	}
@@ -290,14 +289,12 @@ func (res *TicketsResult) close(w *world, g sim.FixtureResult, threads map[strin
 		if runErr = c.again(archived); runErr != nil {
 			return true
 		}
-		logs := w.sim.ChannelMessages(g.Channels[2].ID)
-		return res.Closed == len(threads) && countWith(logs, "Transcript of ticket #") >= len(threads)
+		return res.Closed == len(threads) && w.sim.CountMessages(g.Channels[2].ID, "Transcript of ticket #") >= len(threads)
 	})
 	if err = cmp.Or(runErr, err); err != nil {
 		return fmt.Errorf("%w: %d of %d closed, %d closes run again", err, res.Closed, len(threads), res.CloseRetries)
 	}
-	logs := w.sim.ChannelMessages(g.Channels[2].ID)
-	res.Duplicates += countWith(logs, "Transcript of ticket #") - len(threads)
+	res.Duplicates += w.sim.CountMessages(g.Channels[2].ID, "Transcript of ticket #") - len(threads)
 	var calls int
 	calls, res.CloseCallsByRoute = res.tally(w, since)
 	res.CallsPerClose = float64(calls) / float64(res.Closed)
@@ -388,14 +385,4 @@ func (res *TicketsResult) tally(w *world, since time.Time) (int, map[string]int)
 		}
 	}
 	return calls, byRoute
-}
-
-func countWith(msgs []*discordgo.Message, text string) int {
-	n := 0
-	for _, m := range msgs {
-		if strings.Contains(m.Content, text) {
-			n++
-		}
-	}
-	return n
 }

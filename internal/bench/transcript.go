@@ -38,7 +38,7 @@ func (res *TicketsResult) transcript(w *world, g sim.FixtureResult, thread, open
 			return fmt.Errorf("posting the ticket's history: %d", r.StatusCode)
 		}
 	}
-	before := countWith(w.sim.ChannelMessages(g.Channels[2].ID), "Transcript of ticket #")
+	before := w.sim.CountMessages(g.Channels[2].ID, "Transcript of ticket #")
 	c, err := res.closes(w, g)
 	if err != nil {
 		return err
@@ -55,11 +55,10 @@ func (res *TicketsResult) transcript(w *world, g sim.FixtureResult, thread, open
 		if runErr = c.again(nil); runErr != nil {
 			return true
 		}
-		logs := w.sim.ChannelMessages(g.Channels[2].ID)
-		if countWith(logs, "Transcript of ticket #") <= before {
+		if w.sim.CountMessages(g.Channels[2].ID, "Transcript of ticket #") <= before {
 			return false
 		}
-		for _, m := range logs {
+		for _, m := range w.sim.ChannelMessages(g.Channels[2].ID) {
 			if t, err := discordgo.SnowflakeTimestamp(m.ID); err == nil && t.After(uploaded) {
 				uploaded = t
 			}

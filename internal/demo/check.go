@@ -185,12 +185,11 @@ func (d *Demo) checkTickets(c *checked, p *played) {
 		if len(th) > 0 {
 			c.opened++
 			c.deduplicated += max(answered[member]-1, 0)
-			if n := countWith(d.sim.ChannelMessages(th[0].ID), "opened ticket #"); n > 1 {
+			if n := d.sim.CountMessages(th[0].ID, "opened ticket #"); n > 1 {
 				c.problem(kindTickets, false, "ticket %s has %d welcomes", th[0].Name, n)
 			}
 		}
 	}
-	logs := d.sim.ChannelMessages(d.g.ticketLog)
 	byID := map[string]sim.SnapshotThread{}
 	for _, list := range threads {
 		for _, th := range list {
@@ -203,7 +202,7 @@ func (d *Demo) checkTickets(c *checked, p *played) {
 		reply, _ := st.Original["content"].(string)
 		th := byID[cl.thread]
 		number, _ := strconv.Atoi(strings.TrimPrefix(th.Name, "ticket-"))
-		uploads := countWith(logs, fmt.Sprintf("Transcript of ticket #%d (", number))
+		uploads := d.sim.CountMessages(d.g.ticketLog, fmt.Sprintf("Transcript of ticket #%d (", number))
 		taken := st.Acked && strings.HasPrefix(reply, "Closing ticket")
 		switch {
 		case uploads > 1:
@@ -243,14 +242,4 @@ func (d *Demo) checkNotes(c *checked, p *played) {
 			}
 		}
 	}
-}
-
-func countWith(msgs []*discordgo.Message, text string) int {
-	n := 0
-	for _, m := range msgs {
-		if strings.Contains(m.Content, text) {
-			n++
-		}
-	}
-	return n
 }

@@ -130,6 +130,7 @@ func New(t testing.TB, opts ...Option) *Herald {
 	}
 	s := simtest.New(t)
 	s.SetApplicationFlags(o.appFlags)
+	s.ShortIdentifyWindow() // a test's restart need not wait Discord's 5 s
 	g := s.CreateGuild(o.fixture)
 	dbURL := o.dbURL
 	if dbURL == "" {
@@ -149,7 +150,11 @@ func New(t testing.TB, opts ...Option) *Herald {
 	env := map[string]string{
 		"DISCORD_TOKEN": simtest.Token, "DATABASE_URL": heraldURL,
 		"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_SHUTDOWN_TIMEOUT": "2s",
+		"HERALD_IDENTIFY_WINDOW":     simtest.IdentifyWindow.String(),
 		"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "4", "HERALD_WORKERS_SYNC": "2", "HERALD_WORKERS_BACKGROUND": "1",
+		// Tests share one Postgres (100 connections) with every package
+		// running beside them.
+		"HERALD_DB_FASTPATH_CONNS": "4",
 	}
 	for k, v := range o.env {
 		env[k] = v

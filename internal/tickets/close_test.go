@@ -174,6 +174,12 @@ func TestOpenerLeftAndStats(t *testing.T) {
 	message(t, h, ch, "left the server. This ticket closes")
 	message(t, h, ch, "the opener left the server")
 	h.Eventually("the thread archived", func() bool { return thread(h, ch).Archived })
+	// The close job archives the thread before it records the close.
+	h.Eventually("the ticket recorded as closed", func() bool {
+		var status string
+		h.DB.QueryRow(t.Context(), `SELECT status FROM tickets`).Scan(&status)
+		return status == "closed"
+	})
 
 	r := h.As("admin").Command("general", "/tickets/stats", nil).Reply()
 	if !strings.Contains(r.Content, "1 opened, 0 open, 1 closed") || !strings.Contains(r.Content, "1. <@"+h.Member("sam")+">: 1 handled, 1 closed") {

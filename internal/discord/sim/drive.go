@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -40,4 +41,16 @@ func (s *Server) ChannelMessages(channelID string) []*discordgo.Message {
 		}
 	}
 	return out
+}
+
+// CountMessages counts the messages in a channel whose content contains
+// text: how a test or a bench tells how often herald said something.
+func (s *Server) CountMessages(channelID, text string) int {
+	n := 0
+	for _, m := range s.ChannelMessages(channelID) {
+		if strings.Contains(m.Content, text) {
+			n++
+		}
+	}
+	return n
 }
