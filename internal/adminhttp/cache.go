@@ -8,7 +8,9 @@ import (
 
 // CacheReady answers readiness checks from the last result for ttl, so
 // probes and dashboards polling /readyz cost one check per ttl however
-// many there are. Concurrent callers share one check.
+// many there are. Concurrent callers share one check. A failed check is
+// kept a tenth as long: a process coming up (or back) is seen ready
+// soon after it is, not up to ttl later.
 func CacheReady(check ReadyFunc, ttl time.Duration) ReadyFunc {
 	var (
 		mu        sync.Mutex
@@ -19,7 +21,11 @@ func CacheReady(check ReadyFunc, ttl time.Duration) ReadyFunc {
 	return func(ctx context.Context) ([]string, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if time.Since(checked) < ttl {
+		keep := ttl
+		if lastErr != nil {
+			keep = ttl / 10
+		}
+		if time.Since(checked) < keep {
 			return lastNotes, lastErr
 		}
 		lastNotes, lastErr = check(ctx)

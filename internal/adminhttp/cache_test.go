@@ -10,7 +10,7 @@ import (
 )
 
 // Many probes within the TTL cost one check; after it, the next probe
-// checks again and sees the change.
+// checks again and sees the change. A failure is kept a tenth as long.
 func TestCacheReady(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
@@ -38,5 +38,17 @@ func TestCacheReady(t *testing.T) {
 	time.Sleep(150 * time.Millisecond)
 	if _, err := ready(t.Context()); err == nil {
 		t.Error("a probe after the TTL did not check again")
+	}
+	calls.Store(0)
+	fail.Store(false)
+	if _, err := ready(t.Context()); err == nil {
+		t.Error("a failure was not kept at all")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if _, err := ready(t.Context()); err != nil {
+		t.Errorf("a failure was kept past a tenth of the TTL: %v", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d checks after the failure, want 1", n)
 	}
 }

@@ -126,7 +126,8 @@ func childEnvFor(s *simtest.Sim, dbURL string) []string {
 		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
 		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_IDENTIFY_WINDOW="+simtest.IdentifyWindow.String(), "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
 		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
-		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1")
+		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1",
+		"HERALD_DB_FASTPATH_CONNS=4")
 }
 
 // start runs herald as a child process, its errors logged to logs, and
