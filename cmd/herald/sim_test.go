@@ -4,31 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // `herald sim` serves the simulator standalone: the fixture's ids on
 // stdout, REST and the control API on --addr, 401 for other tokens.
 func TestSimStandalone(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
+	addr := heraldtest.FreeAddr(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	var out, logs logbuf.Buffer
 	code := make(chan int, 1)

@@ -302,16 +302,8 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 			res.RepliesExpired++
 		}
 	}
-	var least []float64
-	for _, d := range minimum {
-		least = append(least, ms(d))
-	}
-	slices.Sort(got)
-	slices.Sort(least)
-	n := len(clicks)
-	res.AppliedP50MS, res.AppliedP99MS = rank(got, 50, n, math.Inf(1)), rank(got, 99, n, math.Inf(1))
-	res.MinimumP50MS, res.MinimumP99MS = rank(least, 50, n, math.Inf(1)), rank(least, 99, n, math.Inf(1))
-	res.RatioP50, res.RatioP99 = res.AppliedP50MS/res.MinimumP50MS, res.AppliedP99MS/res.MinimumP99MS
+	v := againstLeast(got, minimum, len(clicks))
+	res.AppliedP50MS, res.AppliedP99MS, res.MinimumP50MS, res.MinimumP99MS, res.RatioP50, res.RatioP99 = v.p50, v.p99, v.least50, v.least99, v.ratio50, v.ratio99
 	res.ClickCallsByRoute = map[string]int{}
 	calls := 0
 	for _, r := range w.sim.Requests() {
@@ -324,7 +316,7 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 			res.RateLimited++
 		}
 	}
-	res.CallsPerClick = float64(calls) / float64(n)
+	res.CallsPerClick = float64(calls) / float64(len(clicks))
 	return nil
 }
 
@@ -363,6 +355,26 @@ func earliest(arrivals []time.Time, limit int, window time.Duration) []time.Dura
 		out[i] = at.Sub(a)
 	}
 	return out
+}
+
+// versusLeast is latencies' p50 and p99 beside those of the least each
+// could have taken, and their ratios.
+type versusLeast struct{ p50, p99, least50, least99, ratio50, ratio99 float64 }
+
+// againstLeast ranks got, the latencies (ms) observed of n tries, beside
+// minimum, the least each try could have taken; a try never observed
+// counts as slower than all.
+func againstLeast(got []float64, minimum []time.Duration, n int) versusLeast {
+	least := make([]float64, 0, len(minimum))
+	for _, d := range minimum {
+		least = append(least, ms(d))
+	}
+	slices.Sort(got)
+	slices.Sort(least)
+	inf := math.Inf(1)
+	v := versusLeast{p50: rank(got, 50, n, inf), p99: rank(got, 99, n, inf), least50: rank(least, 50, n, inf), least99: rank(least, 99, n, inf)}
+	v.ratio50, v.ratio99 = v.p50/v.least50, v.p99/v.least99
+	return v
 }
 
 // rank is the p-th percentile of n values of which sorted are the ones

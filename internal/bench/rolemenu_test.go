@@ -57,3 +57,29 @@ func TestEarliest(t *testing.T) {
 		t.Errorf("earliest = %v, want %v", got, want)
 	}
 }
+
+// Latencies rank beside the least each try could have taken; a try never
+// observed is slower than all, so it shows in the p99 and its ratio.
+func TestAgainstLeast(t *testing.T) {
+	t.Parallel()
+	least := []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}
+	for _, c := range []struct {
+		name              string
+		got               []float64
+		p50, p99, ratio50 float64
+		ratio99Inf        bool
+	}{
+		{name: "all observed", got: []float64{80, 20, 30, 40}, p50: 30, p99: 80, ratio50: 3},
+		{name: "one missing", got: []float64{20, 30, 40}, p50: 30, p99: math.Inf(1), ratio50: 3, ratio99Inf: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := againstLeast(c.got, least, len(least))
+			if v.p50 != c.p50 || v.p99 != c.p99 || v.least50 != 10 || v.least99 != 40 || v.ratio50 != c.ratio50 {
+				t.Errorf("againstLeast = %+v", v)
+			}
+			if math.IsInf(v.ratio99, 1) != c.ratio99Inf {
+				t.Errorf("p99 ratio %v, want infinite: %v", v.ratio99, c.ratio99Inf)
+			}
+		})
+	}
+}

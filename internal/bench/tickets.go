@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -242,16 +241,8 @@ func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.M
 			res.Acked++
 		}
 	}
-	var least []float64
-	for _, d := range minimum {
-		least = append(least, ms(d))
-	}
-	slices.Sort(got)
-	slices.Sort(least)
-	n := len(order)
-	res.OpenP50MS, res.OpenP99MS = rank(got, 50, n, math.Inf(1)), rank(got, 99, n, math.Inf(1))
-	res.MinimumP50MS, res.MinimumP99MS = rank(least, 50, n, math.Inf(1)), rank(least, 99, n, math.Inf(1))
-	res.RatioP50, res.RatioP99 = res.OpenP50MS/res.MinimumP50MS, res.OpenP99MS/res.MinimumP99MS
+	v := againstLeast(got, minimum, len(order))
+	res.OpenP50MS, res.OpenP99MS, res.MinimumP50MS, res.MinimumP99MS, res.RatioP50, res.RatioP99 = v.p50, v.p99, v.least50, v.least99, v.ratio50, v.ratio99
 	var calls int
 	calls, res.OpenCallsByRoute = res.tally(w, since)
 	res.CallsPerOpen = float64(calls) / float64(res.Opened)

@@ -1,11 +1,8 @@
 package faults_test
 
 import (
-	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -21,7 +18,6 @@ import (
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
-	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // childEnv makes the test binary run as `herald run` with the effects
@@ -134,32 +130,7 @@ func childEnvFor(s *simtest.Sim, dbURL string) []string {
 // waits until it is ready.
 func start(t *testing.T, env []string, logs io.Writer) *exec.Cmd {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(env, "HERALD_HTTP_ADDR="+addr, "LOG_LEVEL=error")
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
-	return cmd
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return heraldtest.StartChild(t, append(env, "LOG_LEVEL=error"), logs)
 }
 
 func envInt(key string, def int) int {

@@ -3,13 +3,20 @@ package heraldtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"slices"
 	"syscall"
+	"testing"
 
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // RunChild is what `herald run` does — configuration from the
@@ -42,4 +49,38 @@ func RunChild(extra ...feature.Feature) int {
 		return 1
 	}
 	return 0
+}
+
+// StartChild starts the test binary as a `herald run` child (its TestMain
+// calls RunChild when env says so) with its admin server on a free port,
+// its stderr to logs, and returns once /readyz answers 200.
+func StartChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
+	t.Helper()
+	addr := FreeAddr(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(slices.Clone(env), "HERALD_HTTP_ADDR="+addr)
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
+		res, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return cmd
+}
+
+// FreeAddr is a loopback address whose port was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,9 +17,9 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
+	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
-	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // childEnv makes the test binary run as `herald run`, for the parent
@@ -48,7 +46,7 @@ func TestKill9MidBurst(t *testing.T) {
 	var hook discordgo.Webhook
 	s.Do(http.MethodPost, "/channels/"+general+"/webhooks", map[string]any{"name": "alerts"}).JSON(t, &hook)
 	dbURL := storetest.URL(t)
-	proxyAddr := freeAddr(t)
+	proxyAddr := heraldtest.FreeAddr(t)
 	env := append(os.Environ(), childEnv+"=1",
 		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
 		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_IDENTIFY_WINDOW="+simtest.IdentifyWindow.String(),
@@ -94,14 +92,14 @@ func TestKill9MidBurst(t *testing.T) {
 	}
 	const kills = 5
 	for cycle := range kills {
-		herald := startChild(t, env, &logs)
+		herald := heraldtest.StartChild(t, env, &logs)
 		stop := burst(cycle)
 		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
 		herald.Process.Signal(syscall.SIGKILL)
 		herald.Wait()
 		stop()
 	}
-	herald := startChild(t, env, &logs)
+	herald := heraldtest.StartChild(t, env, &logs)
 	defer func() {
 		herald.Process.Signal(syscall.SIGTERM)
 		herald.Wait()
@@ -150,34 +148,3 @@ func TestKill9MidBurst(t *testing.T) {
 // drainTimeout bounds the wait for the last deliveries after the crashes:
 // River's rescuer period, the lanes' backstop and the deliveries.
 const drainTimeout = 90 * time.Second
-
-// startChild runs herald as a child process and waits until it is ready.
-func startChild(t *testing.T, env []string, logs io.Writer) *exec.Cmd {
-	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(env, "HERALD_HTTP_ADDR="+addr)
-	cmd.Stderr = logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
-		res, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
-	return cmd
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
