@@ -11,14 +11,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/herald-bot/herald/internal/pgserver"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
 // TestClusterStopAndStart runs a real throwaway cluster; under root it must
 // run as an unprivileged user, which initdb and postgres insist on.
 func TestClusterStopAndStart(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t)
+	c := pgtest.StartCluster(t).Server
 
 	if err := ping(t.Context(), c.URL()); err != nil {
 		t.Fatalf("new cluster does not answer: %v", err)
@@ -55,7 +55,7 @@ func TestClusterStopAndStart(t *testing.T) {
 // same URL serves again as soon as Start returns.
 func TestClusterCrash(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t)
+	c := pgtest.StartCluster(t).Server
 	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, c.URL())
 	if err != nil {
@@ -103,23 +103,6 @@ func TestClusterCrash(t *testing.T) {
 	if !bytes.Contains(log, []byte("automatic recovery in progress")) {
 		t.Fatalf("server log shows no crash recovery, so Crash shut down cleanly:\n%s", c.LogTail())
 	}
-}
-
-// startCluster starts a throwaway cluster and destroys it in t.Cleanup.
-func startCluster(t *testing.T) *pgserver.Cluster {
-	t.Helper()
-	c, err := pgserver.StartCluster(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := c.Destroy(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	return c
 }
 
 func must(t *testing.T, err error) {

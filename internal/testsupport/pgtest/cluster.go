@@ -10,7 +10,11 @@ import (
 
 // Cluster is a throwaway PostgreSQL server of the test's own, for tests
 // that must stop, crash and restart Postgres.
-type Cluster struct{ c *pgserver.Cluster }
+type Cluster struct {
+	// Server is the cluster itself, whose methods take a context and
+	// return errors (pgserver's own tests use them).
+	Server *pgserver.Cluster
+}
 
 // StartCluster initialises and starts a throwaway cluster from binaries on
 // PATH or under /usr/lib/postgresql/*/bin, and removes it in t.Cleanup.
@@ -28,17 +32,17 @@ func StartCluster(t testing.TB) *Cluster {
 			t.Error(err)
 		}
 	})
-	return &Cluster{c: c}
+	return &Cluster{Server: c}
 }
 
 // URL returns the address of the cluster's postgres database as the
 // postgres superuser (trust authentication, no password).
-func (c *Cluster) URL() string { return c.c.URL() }
+func (c *Cluster) URL() string { return c.Server.URL() }
 
 // Stop shuts the server down, ending every connection; the data stays.
 func (c *Cluster) Stop(t testing.TB) {
 	t.Helper()
-	if err := c.c.Stop(t.Context()); err != nil {
+	if err := c.Server.Stop(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -47,7 +51,7 @@ func (c *Cluster) Stop(t testing.TB) {
 // would; the next Start runs crash recovery.
 func (c *Cluster) Crash(t testing.TB) {
 	t.Helper()
-	if err := c.c.Crash(t.Context()); err != nil {
+	if err := c.Server.Crash(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -56,7 +60,7 @@ func (c *Cluster) Crash(t testing.TB) {
 // stays valid, and returns once it accepts connections.
 func (c *Cluster) Start(t testing.TB) {
 	t.Helper()
-	if err := c.c.Start(t.Context()); err != nil {
+	if err := c.Server.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 }
