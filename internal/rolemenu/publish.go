@@ -26,23 +26,18 @@ type publishArgs struct {
 
 func (publishArgs) Kind() string { return "rolemenu_publish" }
 
-type publishWorker struct {
-	river.WorkerDefaults[publishArgs]
-	*deps
-}
+// Target implements work.SyncJob.
+func (a publishArgs) Target() string { return menuTarget(a.MenuID) }
 
-func (w *publishWorker) Work(ctx context.Context, j *river.Job[publishArgs]) error {
-	return work.RunSync(ctx, w.db, j.ID, menuTarget(j.Args.MenuID), func(ctx context.Context, _ int64) error {
-		return w.publish(ctx, j.Args.MenuID)
-	})
-}
+// publisher makes menus visible: the body of publishArgs' work.SyncWorker.
+type publisher struct{ *deps }
 
 // publish edits the menu's message to its saved configuration, or creates
 // it when there is none, then deletes the message it replaced after a
 // move. A deleted message or channel makes the menu target_missing, and
 // nothing is recreated until an admin republishes. A role deleted since
 // leaves the menu here. A menu left with no options is not sent at all.
-func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
+func (w *publisher) publish(ctx context.Context, menuID int64) error {
 	m, err := loadMenuByID(ctx, w.db, menuID)
 	if errors.Is(err, errNoMenu) {
 		return nil // deleted meanwhile
@@ -107,7 +102,7 @@ func (w *publishWorker) publish(ctx context.Context, menuID int64) error {
 // recorded only while its placement is current; one the menu left
 // meanwhile (deleted, moved, republished) is known to nobody else, so it
 // is deleted here and post returns nil.
-func (w *publishWorker) post(ctx context.Context, m *menu, content string, components []discordgo.MessageComponent) (*discordgo.Message, error) {
+func (w *publisher) post(ctx context.Context, m *menu, content string, components []discordgo.MessageComponent) (*discordgo.Message, error) {
 	msg, err := w.discord.CreateMessage(ctx, *m.ChannelID, rest.NewMessage{Content: content, Components: components,
 		AllowedMentions: &discordgo.MessageAllowedMentions{}, Nonce: fmt.Sprintf("rm%d.%d", m.ID, m.Placement)})
 	if gone := missing(err); gone != "" {
@@ -184,14 +179,14 @@ func missing(err error) string {
 
 // markMissing records that the menu's message or channel is gone, unless
 // the menu was placed anew meanwhile: then what is gone is no longer its.
-func (w *publishWorker) markMissing(ctx context.Context, m *menu, gone string) error {
+func (w *publisher) markMissing(ctx context.Context, m *menu, gone string) error {
 	_, err := w.db.Exec(ctx, `UPDATE rolemenus SET state = 'target_missing', state_detail = $2 WHERE id = $1 AND placement = $3`,
 		m.ID, gone, m.Placement)
 	return err
 }
 
 // dropDeletedRoles removes the options whose role no longer exists.
-func (w *publishWorker) dropDeletedRoles(ctx context.Context, m *menu, roles map[string]*discordgo.Role) error {
+func (w *publisher) dropDeletedRoles(ctx context.Context, m *menu, roles map[string]*discordgo.Role) error {
 	kept := m.Options[:0]
 	for _, o := range m.Options {
 		if roles[o.RoleID] != nil {

@@ -17,6 +17,7 @@
 package rolemenu
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -104,7 +105,10 @@ func build(k feature.Kit) error {
 	work.Register(k.Jobs, &configWorker{deps: d})
 	work.Register(k.Jobs, &clickWorker{deps: d})
 	work.Register(k.Jobs, &applyWorker{deps: d})
-	work.Register(k.Jobs, &publishWorker{deps: d})
+	p := &publisher{d}
+	work.Register(k.Jobs, &work.SyncWorker[publishArgs]{DB: d.db, Publish: func(ctx context.Context, a publishArgs) error {
+		return p.publish(ctx, a.MenuID)
+	}})
 	work.Register(k.Jobs, &expireWorker{deps: d})
 	work.Register(k.Jobs, &statusWorker{deps: d})
 	work.Register(k.Jobs, &cleanupWorker{deps: d})

@@ -45,6 +45,7 @@ type statusWorker struct {
 // menuStatus is one menu's line: what is saved, what Discord shows, and
 // the job between them.
 type menuStatus struct {
+	id                  int64
 	name, state, detail string
 	channelID           *string
 	saved, visible      int64
@@ -76,21 +77,31 @@ func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) 
 // menuLines describes the guild's menus, a line each with their deleted
 // roles below; troubled only, the menus that are not published as saved.
 func (d *deps) menuLines(ctx context.Context, guildID string, loc *i18n.Localizer, troubled bool) ([]string, error) {
-	rows, err := d.db.Query(ctx, `SELECT m.name, m.state, m.state_detail, m.channel_id, m.revision,
-			COALESCE(t.published_revision, 0), COALESCE(t.running_job_id, t.pending_job_id),
+	rows, err := d.db.Query(ctx, `SELECT m.id, m.name, m.state, m.state_detail, m.channel_id, m.revision,
 			ARRAY(SELECT role_id FROM rolemenu_options o WHERE o.menu_id = m.id)
-		FROM rolemenus m LEFT JOIN sync_targets t ON t.target = 'rolemenu:' || m.id
-		WHERE m.guild_id = $1 ORDER BY m.name`, guildID)
+		FROM rolemenus m WHERE m.guild_id = $1 ORDER BY m.name`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: status: %w", err)
 	}
 	menus, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (menuStatus, error) {
 		var s menuStatus
-		err := r.Scan(&s.name, &s.state, &s.detail, &s.channelID, &s.saved, &s.visible, &s.job, &s.roles)
+		err := r.Scan(&s.id, &s.name, &s.state, &s.detail, &s.channelID, &s.saved, &s.roles)
 		return s, err
 	})
 	if err != nil || len(menus) == 0 {
 		return nil, err
+	}
+	targets := make([]string, len(menus))
+	for i, m := range menus {
+		targets[i] = menuTarget(m.id)
+	}
+	synced, err := work.SyncStatus(ctx, d.db, targets)
+	if err != nil {
+		return nil, fmt.Errorf("rolemenu: status: %w", err)
+	}
+	for i := range menus {
+		s := synced[targets[i]]
+		menus[i].visible, menus[i].job = s.Published, s.Job
 	}
 	snap, err := d.roles.Get(ctx, guildID)
 	if err != nil {

@@ -24,21 +24,17 @@ type panelArgs struct {
 
 func (panelArgs) Kind() string { return "tickets_panel" }
 
-type panelWorker struct {
-	river.WorkerDefaults[panelArgs]
-	*deps
-}
+// Target implements work.SyncJob.
+func (a panelArgs) Target() string { return panelTarget(a.PanelID) }
 
-func (w *panelWorker) Work(ctx context.Context, j *river.Job[panelArgs]) error {
-	return work.RunSync(ctx, w.db, j.ID, panelTarget(j.Args.PanelID), func(ctx context.Context, _ int64) error {
-		return w.publish(ctx, j.Args.PanelID)
-	})
-}
+// panelPublisher makes panels visible: the body of panelArgs'
+// work.SyncWorker.
+type panelPublisher struct{ *deps }
 
 // publish edits the panel's message to its saved topics, or posts it (once,
 // by nonce) when there is none. A deleted message or channel marks the
 // panel target_missing instead of posting it again.
-func (w *panelWorker) publish(ctx context.Context, id int64) error {
+func (w *panelPublisher) publish(ctx context.Context, id int64) error {
 	p, err := loadPanel(ctx, w.db, id)
 	if errors.Is(err, errNoPanel) {
 		return nil

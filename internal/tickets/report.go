@@ -15,28 +15,39 @@ import (
 // saved — deleted, waiting for Discord, failed or still being published —
 // each with what to do.
 func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
-	rows, err := d.db.Query(ctx, `SELECT p.title, p.channel_id, p.state, p.revision, COALESCE(t.published_revision, 0),
-			COALESCE(t.running_job_id, t.pending_job_id)
-		FROM ticket_panels p LEFT JOIN sync_targets t ON t.target = 'tickets-panel:' || p.id
-		WHERE p.guild_id = $1 AND (p.state <> 'active' OR p.revision > COALESCE(t.published_revision, 0)) ORDER BY p.id`, guildID)
+	rows, err := d.db.Query(ctx, `SELECT id, title, channel_id, state, revision FROM ticket_panels WHERE guild_id = $1 ORDER BY id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}
 	type panel struct {
+		id                      int64
 		title, channelID, state string
 		saved, visible          int64
 		job                     *int64
 	}
 	panels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (panel, error) {
 		var p panel
-		return p, r.Scan(&p.title, &p.channelID, &p.state, &p.saved, &p.visible, &p.job)
+		return p, r.Scan(&p.id, &p.title, &p.channelID, &p.state, &p.saved)
 	})
+	if err != nil {
+		return nil, fmt.Errorf("tickets: report: %w", err)
+	}
+	targets := make([]string, len(panels))
+	for i, p := range panels {
+		targets[i] = panelTarget(p.id)
+	}
+	synced, err := work.SyncStatus(ctx, d.db, targets)
 	if err != nil {
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	var lines []string
-	for _, p := range panels {
+	for i, p := range panels {
+		s := synced[targets[i]]
+		p.visible, p.job = s.Published, s.Job
+		if p.state == "active" && p.saved <= p.visible {
+			continue // shown as saved
+		}
 		vars := map[string]any{"Title": p.title, "Channel": "<#" + p.channelID + ">", "Saved": p.saved, "Visible": p.visible}
 		state := loc.T("tickets.panel_status.pending", nil)
 		switch {

@@ -29,6 +29,7 @@
 package tickets
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -154,7 +155,10 @@ func build(k feature.Kit) error {
 		r.Component(joinID, d.join)
 		r.Modal(formID, d.openForm)
 	})
-	work.Register(k.Jobs, &panelWorker{deps: d})
+	pp := &panelPublisher{d}
+	work.Register(k.Jobs, &work.SyncWorker[panelArgs]{DB: d.db, Publish: func(ctx context.Context, a panelArgs) error {
+		return pp.publish(ctx, a.PanelID)
+	}})
 	work.Register(k.Jobs, &openWorker{deps: d})
 	work.Register(k.Jobs, &actionWorker{deps: d})
 	work.Register(k.Jobs, &joinWorker{deps: d})

@@ -128,3 +128,52 @@ func Visible(ctx context.Context, tx pgx.Tx, target string, revision int64) (boo
 	}
 	return published >= revision, nil
 }
+
+// SyncState is what Discord shows of a target: the newest revision
+// published, and the job that will publish a newer one (nil: none).
+type SyncState struct {
+	Published int64
+	Job       *int64
+}
+
+// SyncStatus reads the state of targets, for a feature's status report;
+// a target never requested is missing from the map.
+func SyncStatus(ctx context.Context, db *pgxpool.Pool, targets []string) (map[string]SyncState, error) {
+	rows, err := db.Query(ctx, `SELECT target, published_revision, COALESCE(running_job_id, pending_job_id)
+		FROM sync_targets WHERE target = ANY($1)`, targets)
+	if err != nil {
+		return nil, fmt.Errorf("work: sync status: %w", err)
+	}
+	out := make(map[string]SyncState, len(targets))
+	var target string
+	var s SyncState
+	if _, err := pgx.ForEachRow(rows, []any{&target, &s.Published, &s.Job}, func() error {
+		out[target] = s
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("work: sync status: %w", err)
+	}
+	return out, nil
+}
+
+// SyncJob is the args of a sync kind: one target's job.
+type SyncJob interface {
+	river.JobArgs
+	// Target names the target in sync_targets.
+	Target() string
+}
+
+// SyncWorker is the River worker of a sync kind: RunSync around Publish,
+// which makes the target's newest saved configuration visible.
+type SyncWorker[T SyncJob] struct {
+	river.WorkerDefaults[T]
+	DB      *pgxpool.Pool
+	Publish func(ctx context.Context, args T) error
+}
+
+// Work implements river.Worker.
+func (w *SyncWorker[T]) Work(ctx context.Context, j *river.Job[T]) error {
+	return RunSync(ctx, w.DB, j.ID, j.Args.Target(), func(ctx context.Context, _ int64) error {
+		return w.Publish(ctx, j.Args)
+	})
+}

@@ -193,3 +193,60 @@ func TestSyncAfterAFailedJobQueuesANewOne(t *testing.T) {
 		t.Errorf("revision 3: job %d folded %v, want it folded into the live job %d", again, folded, id)
 	}
 }
+
+type panelArgs struct{ ID string }
+
+func (panelArgs) Kind() string     { return "test_panel_sync" }
+func (a panelArgs) Target() string { return "panel:" + a.ID }
+
+// A SyncWorker runs its Publish under RunSync, and SyncStatus reports
+// what a feature's status needs: the revision shown and the job on its
+// way, or nothing for a target never requested.
+func TestSyncWorkerAndStatus(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	published := make(chan string, 1)
+	c := testClient(t, pool, func(r *work.Registry) {
+		work.Register(r, &work.SyncWorker[panelArgs]{DB: pool, Publish: func(_ context.Context, a panelArgs) error {
+			published <- a.ID
+			return nil
+		}})
+	})
+	a := panelArgs{ID: "7"}
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _, err := work.RequestSync(t.Context(), tx, c, a.Target(), 3, a, &river.InsertOpts{Queue: string(work.Sync)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	status := func() map[string]work.SyncState {
+		s, err := work.SyncStatus(t.Context(), pool, []string{a.Target(), "panel:never"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := status()
+	if st, ok := s[a.Target()]; !ok || st.Published != 0 || st.Job == nil || *st.Job != id {
+		t.Errorf("before the job: %+v, want revision 0 shown and job %d on its way", s, id)
+	}
+	if _, ok := s["panel:never"]; ok || len(s) != 1 {
+		t.Errorf("status %+v lists a target never requested", s)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer work.Stop(c, time.Second, time.Second)
+	if got := <-published; got != "7" {
+		t.Errorf("published %q, want 7", got)
+	}
+	wait.Until(t, "revision 3 shown", func() bool {
+		st := status()[a.Target()]
+		return st.Published == 3 && st.Job == nil
+	})
+}
