@@ -143,7 +143,20 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 		procs = append(procs, p)
 		endpoints = append(endpoints, "http://"+addr+"/interactions")
 	}
-	if err := until(60*time.Second, "a session on every shard", func() bool { return w.sim.Gateway().Sessions == o.Shards }); err != nil {
+	// A process is ready before the others hand it its shards: wait until
+	// the shards are spread and each has its session, or clicks would
+	// fall into the handover.
+	db, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	spread := func() bool {
+		var owners int
+		err := db.QueryRow(ctx, `SELECT count(DISTINCT owner) FROM herald_shards WHERE lease_until > now()`).Scan(&owners)
+		return err == nil && owners == min(o.Processes, o.Shards) && w.sim.Gateway().Sessions == o.Shards
+	}
+	if err := until(60*time.Second, "a session on every shard, the shards spread over the processes", spread); err != nil {
 		logs := ""
 		for i, p := range procs {
 			logs += fmt.Sprintf("\nprocess %d: %s", i, p.log)
