@@ -95,8 +95,8 @@ const GroupWriters = 2
 // FastPathPool is the application_name of the fast path's connections.
 const FastPathPool = "herald-fastpath"
 
-// readyTTL is how long one readiness check answers /readyz: probes and
-// dashboards cost one database round per second however many they are.
+// readyTTL is how long the database part of a readiness check answers
+// /readyz: probes and dashboards cost one round per second however many.
 const readyTTL = time.Second
 
 // registerTimeout bounds the command registration at start: herald then
@@ -239,7 +239,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		log.Warn("River UI and /debug/transport are off: the admin server is not on a loopback address and HERALD_ADMIN_USER/HERALD_ADMIN_PASSWORD are not set",
 			"http_addr", cfg.HTTPAddr)
 	}
-	a.admin = adminhttp.Server(adminhttp.Handler(adminhttp.CacheReady(a.ready, readyTTL), reg, log, op))
+	a.admin = adminhttp.Server(adminhttp.Handler(a.ready(adminhttp.CacheReady(a.storedReady, readyTTL)), reg, log, op))
 	return a, nil
 }
 
@@ -417,30 +417,39 @@ func (a *App) stopRiver(kinds []string) error {
 	return work.Stop(a.river, a.cfg.ShutdownTimeout, stopGrace)
 }
 
-// ready is the /readyz check: the database answers, both schemas match
-// this binary, the gateway is connected and Discord still takes the bot's
-// requests. Open circuits and the global gate hold only some requests:
-// they are notes, not failures.
-func (a *App) ready(ctx context.Context) ([]string, error) {
+// ready is the /readyz check: Discord still takes the bot's requests,
+// then stored: the database answers, both schemas match this binary and
+// the gateway is connected. The engine's view costs nothing and is read
+// at every probe, so a rejected token shows at once; stored, which asks
+// Postgres, is cached. Open circuits and the global gate hold only some
+// requests: they are notes, not failures.
+func (a *App) ready(stored adminhttp.ReadyFunc) adminhttp.ReadyFunc {
+	return func(ctx context.Context) ([]string, error) {
+		h := a.engine.Health()
+		var notes []string
+		for _, c := range h.OpenCircuits {
+			notes = append(notes, fmt.Sprintf("circuit %s for %s since %s after %d failures", c.State, c.Route, c.Since.Format(time.RFC3339), c.ConsecutiveFailures))
+		}
+		if h.GlobalGateUntil.After(h.Time) {
+			notes = append(notes, "Discord's global rate limit holds requests until "+h.GlobalGateUntil.Format(time.RFC3339Nano))
+		}
+		if err := h.Err(); err != nil {
+			return notes, err
+		}
+		more, err := stored(ctx)
+		return append(notes, more...), err
+	}
+}
+
+// storedReady is the part of ready that asks Postgres.
+func (a *App) storedReady(ctx context.Context) ([]string, error) {
 	if err := a.pool.Ping(ctx); err != nil {
 		return nil, fmt.Errorf("database unreachable: %w", err)
 	}
 	if err := a.migrator.Check(ctx); err != nil {
 		return nil, err
 	}
-	h := a.engine.Health()
-	var notes []string
-	for _, c := range h.OpenCircuits {
-		notes = append(notes, fmt.Sprintf("circuit %s for %s since %s after %d failures", c.State, c.Route, c.Since.Format(time.RFC3339), c.ConsecutiveFailures))
-	}
-	if h.GlobalGateUntil.After(h.Time) {
-		notes = append(notes, "Discord's global rate limit holds requests until "+h.GlobalGateUntil.Format(time.RFC3339Nano))
-	}
-	if err := h.Err(); err != nil {
-		return notes, err
-	}
-	gwNotes, err := a.gatewayReady(ctx)
-	return append(notes, gwNotes...), err
+	return a.gatewayReady(ctx)
 }
 
 func (a *App) close() {

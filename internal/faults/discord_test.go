@@ -89,12 +89,13 @@ func TestBotTokenRejected(t *testing.T) {
 	time.Sleep(time.Second)
 	before := len(h.Sim.Server.Requests())
 	h.Sim.ResetToken("a-new-token")
-	time.Sleep(time.Second)
-	stop()
+	// While clicks still come: herald stops at the gateway's 4004, which
+	// Discord sends soon after the reset, and its /readyz with it.
 	h.Eventually("/readyz 503 naming the token", func() bool {
 		code, body := readyz(h)
 		return code == http.StatusServiceUnavailable && strings.Contains(body.Reason, "rejected the bot token")
 	})
+	stop()
 	time.Sleep(2 * time.Second) // jobs keep retrying; none may reach Discord
 	unauthorized := 0
 	for _, r := range h.Sim.Server.Requests()[before:] {
