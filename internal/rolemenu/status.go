@@ -91,16 +91,11 @@ func (d *deps) menuLines(ctx context.Context, guildID string, loc *i18n.Localize
 	if err != nil || len(menus) == 0 {
 		return nil, err
 	}
-	targets := make([]string, len(menus))
-	for i, m := range menus {
-		targets[i] = menuTarget(m.id)
-	}
-	synced, err := work.SyncStatus(ctx, d.db, targets)
+	synced, err := work.SyncStatus(ctx, d.db, menus, func(m menuStatus) string { return menuTarget(m.id) })
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: status: %w", err)
 	}
-	for i := range menus {
-		s := synced[targets[i]]
+	for i, s := range synced {
 		menus[i].visible, menus[i].job = s.Published, s.Job
 	}
 	snap, err := d.roles.Get(ctx, guildID)

@@ -32,19 +32,14 @@ func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) 
 	if err != nil {
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}
-	targets := make([]string, len(panels))
-	for i, p := range panels {
-		targets[i] = panelTarget(p.id)
-	}
-	synced, err := work.SyncStatus(ctx, d.db, targets)
+	synced, err := work.SyncStatus(ctx, d.db, panels, func(p panel) string { return panelTarget(p.id) })
 	if err != nil {
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}
 	client := river.ClientFromContext[pgx.Tx](ctx)
 	var lines []string
 	for i, p := range panels {
-		s := synced[targets[i]]
-		p.visible, p.job = s.Published, s.Job
+		p.visible, p.job = synced[i].Published, synced[i].Job
 		if p.state == "active" && p.saved <= p.visible {
 			continue // shown as saved
 		}

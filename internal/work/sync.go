@@ -136,19 +136,26 @@ type SyncState struct {
 	Job       *int64
 }
 
-// SyncStatus reads the state of targets, for a feature's status report;
-// a target never requested is missing from the map.
-func SyncStatus(ctx context.Context, db *pgxpool.Pool, targets []string) (map[string]SyncState, error) {
+// SyncStatus reads the state of each item's target (named by target), in
+// items' order, for a feature's status report: the zero SyncState for a
+// target never requested.
+func SyncStatus[T any](ctx context.Context, db *pgxpool.Pool, items []T, target func(T) string) ([]SyncState, error) {
+	targets := make([]string, len(items))
+	at := make(map[string]int, len(items))
+	for i, it := range items {
+		targets[i] = target(it)
+		at[targets[i]] = i
+	}
 	rows, err := db.Query(ctx, `SELECT target, published_revision, COALESCE(running_job_id, pending_job_id)
 		FROM sync_targets WHERE target = ANY($1)`, targets)
 	if err != nil {
 		return nil, fmt.Errorf("work: sync status: %w", err)
 	}
-	out := make(map[string]SyncState, len(targets))
-	var target string
+	out := make([]SyncState, len(items))
+	var name string
 	var s SyncState
-	if _, err := pgx.ForEachRow(rows, []any{&target, &s.Published, &s.Job}, func() error {
-		out[target] = s
+	if _, err := pgx.ForEachRow(rows, []any{&name, &s.Published, &s.Job}, func() error {
+		out[at[name]] = s
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("work: sync status: %w", err)
