@@ -1,6 +1,6 @@
 // Package store owns herald's Postgres connection pool and schema: the pool
 // every component shares, and the migrations (herald's own and River's) that
-// `herald migrate` applies.
+// `herald migrate` applies, and the gauges read from its tables.
 package store
 
 import (

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/herald-bot/herald/internal/adminhttp"
+	"github.com/herald-bot/herald/internal/store"
 )
 
 // metrics are labelled only from fixed sets — outcomes, and the callers'
@@ -59,7 +59,7 @@ func newMetrics(reg prometheus.Registerer, db *pgxpool.Pool, keys serviceKeys, i
 		rows := prometheus.NewDesc("herald_webhookproxy_queued", "Pending deliveries per caller (key: a HERALD_PROXY_KEYS service, keyless, or other).", []string{"key"}, nil)
 		bytes := prometheus.NewDesc("herald_webhookproxy_queued_bytes", "Bytes of pending deliveries' bodies per caller.", []string{"key"}, nil)
 		reg.MustRegister(m.accepted, m.refused, m.delivered, m.retried, m.deadLettered, m.reconciled, m.latency, m.batch,
-			adminhttp.Gauges(rows, depthTTL, usageOf(db, rows, keys, false)), adminhttp.Gauges(bytes, depthTTL, usageOf(db, bytes, keys, true)),
+			store.Gauges(rows, depthTTL, usageOf(db, rows, keys, false)), store.Gauges(bytes, depthTTL, usageOf(db, bytes, keys, true)),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_webhookproxy_invalid_requests",
 				Help: "Bad webhook tokens the proxy sent on to Discord in the last 10 minutes (its own budget, HERALD_PROXY_INVALID_TOTAL)."},
 				func() float64 { return float64(invalid.used()) }))

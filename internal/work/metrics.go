@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/herald-bot/herald/internal/adminhttp"
+	"github.com/herald-bot/herald/internal/store"
 )
 
 // metrics count what the outcome middleware decides, by job kind and
@@ -36,7 +36,7 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *metrics {
 		return m
 	}
 	depth := prometheus.NewDesc("herald_lane_queue_depth", "Jobs waiting to run in each lane (available, or scheduled: held, snoozed, retrying).", []string{"lane", "state"}, nil)
-	reg.MustRegister(m.outcomes, m.waits, m.attempts, adminhttp.Gauges(depth, depthTTL, laneDepth(pool, depth)))
+	reg.MustRegister(m.outcomes, m.waits, m.attempts, store.Gauges(depth, depthTTL, laneDepth(pool, depth)))
 	return m
 }
 

@@ -1,4 +1,4 @@
-package adminhttp
+package store
 
 import (
 	"context"
