@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,8 +34,11 @@ type Buckets struct {
 	// before until unless their holder lets them go (LISTEN
 	// herald_buckets_released); wakes are the engine's workers to wake.
 	waiting map[string]*waiting
-	hashes  map[string]string // learned here, to be written
-	kick    chan struct{}
+	// freed are buckets let go by their holder while this process was
+	// not waiting for them, in case a claim of theirs was under way.
+	freed  map[string]time.Time
+	hashes map[string]string // learned here, to be written
+	kick   chan struct{}
 	// wanted hears that another process asked for a bucket this one
 	// holds (LISTEN herald_buckets_wanted).
 	wanted chan struct{}
@@ -48,10 +53,12 @@ type BucketOptions struct {
 	// every quarter of it.
 	Lease time.Duration
 	// Linger keeps an idle bucket held this long in case it is used again
-	// (default 250 ms), unless another process asks for it; Poll is how
-	// often a process waiting for a bucket held elsewhere asks again, and
-	// how often an idle bucket is offered (default 50 ms) — together they
-	// bound the gap when a bucket changes hands.
+	// (default 250 ms), unless another process asks for it. Poll is how
+	// often leases are looked over (default 50 ms): a bucket another
+	// process asked for goes when it is idle, when its window is spent,
+	// or when nothing was sent on it for Poll (this process is short of
+	// global slots for it), and a claim whose answer was lost is asked
+	// again.
 	Linger, Poll time.Duration
 	// OnHashes hears the bucket hashes every process learned, at start
 	// and every HashEvery (default 1 s): transport.Engine.SeedHashes.
@@ -74,6 +81,23 @@ type held struct {
 	// in flight: claims wait for its outcome (waiters) instead of sending.
 	releasing bool
 	waiters   []func()
+	// wanted is set when another process asked for the bucket while it
+	// was in use here: it goes at the end of its window (spent), or when
+	// it is not sent on for Poll, so processes take turns and each uses
+	// its share of the global limit, instead of one holding what it
+	// cannot send.
+	wanted bool
+	// used is when the bucket was won or last sent on; sending is set
+	// from a send until its answer is reported.
+	used    time.Time
+	sending bool
+}
+
+// spent reports whether a held bucket's window is used up: nothing more
+// can go until it resets, the moment to hand it to a process that wants
+// it, with nothing in flight.
+func (h *held) spent(now time.Time) bool {
+	return h.state.Limit > 0 && h.state.Remaining <= 0 && now.Before(h.state.ResetAt)
 }
 
 type bucketCounters struct {
@@ -109,7 +133,7 @@ func (c *Cluster) Buckets(o BucketOptions) *Buckets {
 		o.HashEvery = time.Second
 	}
 	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
-		waiting: map[string]*waiting{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1)}
+		waiting: map[string]*waiting{}, freed: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1)}
 }
 
 // Claim implements transport.Coordinator.
@@ -123,8 +147,10 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 	}
 	if h := b.held[key]; h != nil && now.Before(h.until) {
 		b.stats.memory.Add(1)
-		h.idle = time.Time{}
-		c := transport.Claim{Held: true, Handed: h.handed}
+		// The worker comes back for its next request: the last one was
+		// answered.
+		h.idle, h.sending = time.Time{}, false
+		c := transport.Claim{Held: true, Handed: h.handed, Wanted: h.wanted}
 		h.handed = nil
 		return c
 	}
@@ -146,17 +172,39 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 // Report implements transport.Coordinator.
 func (b *Buckets) Report(key string, s transport.BucketState) {
 	b.mu.Lock()
+	h := b.held[key]
+	if h != nil {
+		h.state, h.sending = s, false
+	}
+	turn := h != nil && h.wanted && !h.releasing && h.spent(time.Now())
+	b.mu.Unlock()
+	if turn {
+		b.offer()
+	}
+}
+
+// Sending implements transport.Coordinator.
+func (b *Buckets) Sending(key string) {
+	b.mu.Lock()
 	if h := b.held[key]; h != nil {
-		h.state = s
+		h.used, h.sending = time.Now(), true
 	}
 	b.mu.Unlock()
+}
+
+// offer makes the loop look for buckets to hand to those who want them.
+func (b *Buckets) offer() {
+	select {
+	case b.wanted <- struct{}{}:
+	default:
+	}
 }
 
 // Idle implements transport.Coordinator.
 func (b *Buckets) Idle(key string, s transport.BucketState) {
 	b.mu.Lock()
 	if h := b.held[key]; h != nil {
-		h.state, h.idle = s, time.Now()
+		h.state, h.idle, h.sending = s, time.Now(), false
 	}
 	b.mu.Unlock()
 }
@@ -187,20 +235,18 @@ func (b *Buckets) Run(ctx context.Context) {
 	go b.listen(ctx)
 	var renewed, hashed time.Time
 	for {
-		offer := false
 		select {
 		case <-ctx.Done():
 			stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			defer cancel()
-			b.release(stop, true, false)
+			b.release(stop, true)
 			return
 		case <-b.kick:
 		case <-b.wanted:
-			offer = true
 		case <-tick.C:
 		}
 		b.ask(ctx)
-		b.release(ctx, false, offer)
+		b.release(ctx, false)
 		if time.Since(renewed) >= b.o.Lease/4 {
 			renewed = time.Now()
 			b.renew(ctx)
@@ -229,6 +275,11 @@ func (b *Buckets) query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 // and wakes the engine's waiting workers with the answers.
 func (b *Buckets) ask(ctx context.Context) {
 	b.mu.Lock()
+	for k, t := range b.freed {
+		if time.Since(t) > b.o.Lease {
+			delete(b.freed, k)
+		}
+	}
 	asking := b.asking
 	b.asking = map[string][]func(){}
 	b.mu.Unlock()
@@ -239,6 +290,7 @@ func (b *Buckets) ask(ctx context.Context) {
 	for k := range asking {
 		keys = append(keys, k)
 	}
+	slices.Sort(keys) // the order the rows are locked in (see ordered)
 	began := time.Now()
 	won, lost, err := b.claim(ctx, keys)
 	if err != nil && ctx.Err() == nil {
@@ -249,20 +301,26 @@ func (b *Buckets) ask(ctx context.Context) {
 		if s, ok := won[k]; ok {
 			// Idle until the engine comes back for it, so a claim whose
 			// request went meanwhile (cancelled, timed out) is let go.
-			h := &held{until: began.Add(b.o.Lease), state: s, idle: time.Now()}
+			h := &held{until: began.Add(b.o.Lease), state: s, idle: time.Now(), used: time.Now()}
 			if s.Limit > 0 {
 				h.handed = &s
 			}
 			b.held[k] = h
 			continue
 		}
-		// Held elsewhere (or unanswered): ask again when its lease ends,
-		// or sooner, in case its holder lets it go.
+		// Held elsewhere: ask again when its holder lets it go (released
+		// wakes the waiters), or after Linger, the longest an unwanted
+		// idle bucket is kept, in case that news was missed. One let go
+		// during the query, or taken by another meanwhile, is asked for
+		// again soon.
 		wait, ok := lost[k]
-		if !ok || wait > b.o.Poll {
+		switch {
+		case !b.freed[k].Before(began):
+			wait = 0
+		case !ok:
 			wait = b.o.Poll
 		}
-		b.waiting[k] = &waiting{until: time.Now().Add(wait)}
+		b.waiting[k] = &waiting{until: time.Now().Add(min(wait, b.o.Linger))}
 	}
 	b.mu.Unlock()
 	b.stats.won.Add(int64(len(won)))
@@ -283,7 +341,7 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 	// leases of the keys that were not won.
 	rows, cancel, err := b.query(ctx, `WITH won AS (
 			INSERT INTO herald_buckets AS b (key, owner, lease_until)
-			SELECT k, $2, now() + make_interval(secs => $3) FROM unnest($1::text[]) k
+			SELECT k, $2, now() + make_interval(secs => $3) FROM unnest($1::text[]) k ORDER BY k
 			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, wanted = false
 				WHERE b.owner = excluded.owner OR b.lease_until < now()
 			RETURNING b.key, b.lim, b.remaining, b.reset_at)
@@ -320,9 +378,10 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 		for k := range lost {
 			wanted = append(wanted, k)
 		}
+		slices.Sort(wanted)
 		b.stats.queries.Add(1)
-		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets SET wanted = true WHERE key = ANY($1) AND owner <> $2 RETURNING owner)
-			SELECT pg_notify('herald_buckets_wanted', owner) FROM (SELECT DISTINCT owner FROM w) o`, wanted, b.c.id); err != nil {
+		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanted = true FROM (`+ordered+`) l WHERE b.key = l.key AND b.owner <> $2 AND NOT b.wanted RETURNING b.owner, b.key)
+			SELECT pg_notify('herald_buckets_wanted', owner || ' ' || key) FROM w`, wanted, b.c.id); err != nil {
 			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
 		}
 	}
@@ -335,12 +394,29 @@ func (b *Buckets) released(key string) {
 	b.mu.Lock()
 	w := b.waiting[key]
 	delete(b.waiting, key)
+	if w == nil {
+		// A claim may be under way that will find it held: it must not
+		// wait for the lease.
+		b.freed[key] = time.Now()
+	}
 	b.mu.Unlock()
 	if w != nil {
 		for _, wake := range w.wakes {
 			wake()
 		}
 	}
+}
+
+// want hears that another process asked for a bucket this one holds: an
+// idle one goes now, one in use when its window is spent or it is not
+// sent on for Poll.
+func (b *Buckets) want(key string) {
+	b.mu.Lock()
+	if h := b.held[key]; h != nil {
+		h.wanted = true
+	}
+	b.mu.Unlock()
+	b.offer()
 }
 
 // listen hears the processes asking for buckets this one holds, and the
@@ -365,14 +441,10 @@ func (b *Buckets) listen(ctx context.Context) {
 				if err != nil {
 					return err
 				}
-				switch {
-				case n.Channel == "herald_buckets_released":
+				if n.Channel == "herald_buckets_released" {
 					b.released(n.Payload)
-				case n.Payload == b.c.id:
-					select {
-					case b.wanted <- struct{}{}:
-					default:
-					}
+				} else if owner, key, _ := strings.Cut(n.Payload, " "); owner == b.c.id {
+					b.want(key)
 				}
 			}
 		}()
@@ -387,19 +459,21 @@ func (b *Buckets) listen(ctx context.Context) {
 }
 
 // release lets go of the buckets idle for Linger (all of them when all is
-// set) and, when offer is set, of those idle for less that another
-// process asked for, leaving their state for the next holder. A bucket
-// that may go is marked releasing meanwhile, so the engine cannot send on
-// it from memory while another process may already have taken it.
-func (b *Buckets) release(ctx context.Context, all, offer bool) {
+// set) and of those another process asked for that are idle, spent or
+// unused for Poll, leaving their state for the next holder. A bucket that
+// may go is marked releasing meanwhile, so the engine cannot send on it
+// from memory while another process may already have taken it.
+func (b *Buckets) release(ctx context.Context, all bool) {
 	now := time.Now()
 	b.mu.Lock()
 	var keys []string
 	var force []bool
 	var states []transport.BucketState
-	for k, h := range b.held {
+	for _, k := range b.heldKeys() {
+		h := b.held[k]
 		old := all || !now.Before(h.until) || (!h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger)
-		if old || (offer && !h.idle.IsZero()) {
+		handOn := h.wanted && !h.sending && (!h.idle.IsZero() || h.spent(now) || now.Sub(h.used) >= b.o.Poll)
+		if old || handOn {
 			keys = append(keys, k)
 			force = append(force, old)
 			states = append(states, h.state)
@@ -410,13 +484,14 @@ func (b *Buckets) release(ctx context.Context, all, offer bool) {
 	if len(keys) == 0 {
 		return
 	}
-	// Those another process asked for are announced, so it claims them
-	// at once; wanted is cleared by the next claim won.
+	// Every bucket let go is announced, so a process waiting for it
+	// claims it at once; wanted is cleared by the next claim won.
 	rows, cancel, err := b.query(ctx, `WITH r AS (
 			UPDATE herald_buckets b SET lease_until = now(), lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
-			FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s
-			WHERE b.key = s.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key, b.wanted),
-		n AS (SELECT pg_notify('herald_buckets_released', key) FROM r WHERE wanted)
+			FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s,
+				(`+ordered2+`) l
+			WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key, b.wanted),
+		n AS (SELECT pg_notify('herald_buckets_released', key) FROM r)
 		SELECT key FROM r WHERE (SELECT count(*) FROM n) >= 0`, append(append([]any{b.c.id, keys}, columns(states)...), force)...)
 	var released []string
 	if err == nil {
@@ -441,8 +516,11 @@ func (b *Buckets) release(ctx context.Context, all, offer bool) {
 		wakes = append(wakes, h.waiters...)
 		h.waiters, h.releasing = nil, false
 		// A forced release that failed is dropped too: its lease lapses.
+		// One kept was no longer wanted (its asker took another's).
 		if gone[k] || force[i] {
 			delete(b.held, k)
+		} else {
+			h.wanted = false
 		}
 	}
 	b.mu.Unlock()
@@ -455,11 +533,10 @@ func (b *Buckets) release(ctx context.Context, all, offer bool) {
 // one taken by another meanwhile (this process was too slow) is dropped.
 func (b *Buckets) renew(ctx context.Context) {
 	b.mu.Lock()
-	keys := make([]string, 0, len(b.held))
-	states := make([]transport.BucketState, 0, len(b.held))
-	for k, h := range b.held {
-		keys = append(keys, k)
-		states = append(states, h.state)
+	keys := b.heldKeys()
+	states := make([]transport.BucketState, 0, len(keys))
+	for _, k := range keys {
+		states = append(states, b.held[k].state)
 	}
 	b.mu.Unlock()
 	if len(keys) == 0 {
@@ -468,8 +545,9 @@ func (b *Buckets) renew(ctx context.Context) {
 	began := time.Now()
 	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now() + make_interval(secs => $6),
 			lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
-		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s
-		WHERE b.key = s.key AND b.owner = $1 RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), b.o.Lease.Seconds())...)
+		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s,
+			(`+ordered2+`) l
+		WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), b.o.Lease.Seconds())...)
 	if err != nil {
 		if ctx.Err() == nil {
 			b.c.o.Logger.WarnContext(ctx, "cluster: could not renew Discord bucket leases; they lapse", "err", err)
@@ -553,6 +631,26 @@ func (b *Buckets) shareHashes(ctx context.Context) {
 		b.mu.Unlock()
 		b.c.o.Logger.WarnContext(ctx, "cluster: could not share bucket hashes", "err", err)
 	}
+}
+
+// Every statement that takes several leases locks their rows in key
+// order, so two processes taking overlapping sets never deadlock (which
+// Postgres resolves only after deadlock_timeout, a second in which the
+// losing process's leases lapse). ordered locks the rows named by $1,
+// ordered2 those named by $2.
+const (
+	ordered  = `SELECT key FROM herald_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE`
+	ordered2 = `SELECT key FROM herald_buckets WHERE key = ANY($2) ORDER BY key FOR UPDATE`
+)
+
+// heldKeys lists the buckets held, in key order. The lock is held.
+func (b *Buckets) heldKeys() []string {
+	keys := make([]string, 0, len(b.held))
+	for k := range b.held {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // columns turns states into the arrays the statements unnest.

@@ -157,3 +157,105 @@ func TestBucketHashesAreShared(t *testing.T) {
 		}
 	}
 }
+
+// A bucket in use that another member asks for moves at the end of its
+// window (spent), or once nothing was sent on it for a poll, never while
+// a request of the holder's is unanswered: members take turns instead of
+// one holding what its share of the global limit cannot send.
+func TestWantedBucketTakesTurns(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	a := leases(t, t.Context(), db, "a")
+	b := leases(t, t.Context(), db, "b")
+	asked := func(key string) {
+		t.Helper()
+		claimWithin(t, a, key, 5*time.Second)
+		if c := a.Claim(key, func() {}); !c.Held || c.Wanted {
+			t.Fatalf("a's claim of %s before b asked: %+v", key, c)
+		}
+		a.Sending(key)
+		lost := b.Stats().Lost
+		b.Claim(key, func() {})
+		for deadline := time.Now().Add(5 * time.Second); b.Stats().Lost == lost || !a.Claim(key, func() {}).Wanted; {
+			if time.Now().After(deadline) {
+				t.Fatalf("a never heard that b wants %s", key)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	// Spent: the window is used up, so the turn ends without waiting.
+	asked("spent")
+	a.Sending("spent")
+	left := transport.BucketState{Limit: 5, Remaining: 0, ResetAt: time.Now().Add(2 * time.Second).Truncate(time.Microsecond)}
+	a.Report("spent", left)
+	c := claimWithin(t, b, "spent", time.Second)
+	if c.Handed == nil || c.Handed.Remaining != 0 || !c.Handed.ResetAt.Equal(left.ResetAt) {
+		t.Fatalf("b took the spent bucket with %+v, want %+v", c.Handed, left)
+	}
+
+	// In flight: kept until answered, however long that takes.
+	asked("busy")
+	a.Sending("busy")
+	time.Sleep(5 * 20 * time.Millisecond) // five polls
+	if c := b.Claim("busy", func() {}); c.Held {
+		t.Fatal("b took a bucket while a's request on it was unanswered")
+	}
+	// Answered with room left, then unused for a poll: it goes.
+	a.Report("busy", transport.BucketState{Limit: 5, Remaining: 3, ResetAt: time.Now().Add(2 * time.Second)})
+	claimWithin(t, b, "busy", time.Second)
+	if c := a.Claim("busy", func() {}); c.Held {
+		t.Fatal("a and b both hold busy")
+	}
+}
+
+// A claim of several buckets locks their rows in key order, as every
+// statement on several leases does, so members taking overlapping sets
+// never deadlock (Postgres breaks one only after deadlock_timeout, a
+// second in which the loser's leases lapse): while the claim waits for
+// k05, k09 — later in key order, earlier in the claim — is not locked.
+func TestClaimsLockInKeyOrder(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_buckets (key, owner, lease_until)
+		SELECT k, 'gone', now() - interval '1 minute' FROM unnest(array['k01', 'k05', 'k09']) k`); err != nil {
+		t.Fatal(err)
+	}
+	blocker, err := db.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(context.Background())
+	if _, err := blocker.Exec(t.Context(), `SELECT FROM herald_buckets WHERE key = 'k05' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	b := leases(t, t.Context(), db, "a")
+	for _, k := range []string{"k09", "k01", "k05"} {
+		b.Claim(k, func() {})
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var waiting bool
+		if err := db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the claim never waited for k05")
+		}
+	}
+	probe, err := db.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Rollback(context.Background())
+	if _, err := probe.Exec(t.Context(), `SELECT FROM herald_buckets WHERE key = 'k09' FOR UPDATE NOWAIT`); err != nil {
+		t.Fatalf("k09 was locked before k05: %v", err)
+	}
+	probe.Rollback(t.Context())
+	blocker.Commit(t.Context())
+	for _, k := range []string{"k01", "k05", "k09"} {
+		claimWithin(t, b, k, 5*time.Second)
+	}
+}

@@ -75,6 +75,7 @@ type bucket struct {
 	// held as long as the bucket is in use (coordinate.go).
 	lease, alias string
 	held         bool
+	wanted       bool // held, and another process waits for it
 
 	queue    queue
 	running  bool // a worker goroutine serves the queue

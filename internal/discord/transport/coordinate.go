@@ -17,6 +17,9 @@ type Coordinator interface {
 	// holds is answered from memory; one it does not is asked of the
 	// others in the background, and wake is called once the answer is in.
 	Claim(key string, wake func()) Claim
+	// Sending says a request goes out on a held bucket now; Report
+	// follows its answer.
+	Sending(key string)
 	// Report keeps what Discord last said of a held bucket, for whichever
 	// process holds it next.
 	Report(key string, s BucketState)
@@ -40,6 +43,10 @@ type Claim struct {
 	// Handed is what the previous holder left of the bucket's state, on
 	// the first claim after the bucket changed hands.
 	Handed *BucketState
+	// Wanted, when held, says another process waits for the bucket: it
+	// goes first for global slots, since what waits for it elsewhere is
+	// not in its queue here, and is handed on sooner.
+	Wanted bool
 }
 
 // BucketState is what Discord last said of a bucket.
@@ -59,14 +66,35 @@ func (e *Engine) Coordinate(c Coordinator) {
 
 // SeedHashes files routes under the bucket hashes other processes learned,
 // so every process names a bucket the same way. A hash this engine
-// learned itself is kept.
+// learned itself is kept. Requests already queued under a route's name
+// move to its hash's bucket, unless a request of theirs is in flight or
+// this process holds the route's lease (their next answer moves them):
+// otherwise they would go on claiming the route's name, which the
+// bucket's holder keeps only while it uses the bucket, and never the
+// hash's, which is the one handed round.
 func (e *Engine) SeedHashes(routeHash map[string]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	fresh := map[string]string{}
 	for route, hash := range routeHash {
 		if _, ok := e.routeHash[route]; !ok {
 			e.routeHash[route] = hash
+			fresh[route] = hash
 		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	var named []*bucket
+	for _, b := range e.buckets {
+		if _, ok := fresh[b.route.Key()]; ok && b.hash == "" && !b.held && !b.inflight {
+			named = append(named, b)
+		}
+	}
+	for _, b := range named {
+		e.refile(b, b.route, fresh[b.route.Key()])
+		// Its worker claims the new name, or finds its queue moved and stops.
+		b.signal()
 	}
 }
 
@@ -101,7 +129,7 @@ func (e *Engine) claim(b *bucket, r Route) (c Claim, handed bool) {
 		return Claim{Held: true}, false
 	}
 	c = e.coord.Claim(b.lease, b.signal)
-	b.held = c.Held
+	b.held, b.wanted = c.Held, c.Held && c.Wanted
 	if !c.Held {
 		c.Wait = max(c.Wait, time.Millisecond)
 		return c, false
@@ -114,6 +142,13 @@ func (e *Engine) claim(b *bucket, r Route) (c Claim, handed bool) {
 		return c, true
 	}
 	return c, false
+}
+
+// sending tells the coordinator a request goes out on b. The lock is held.
+func (e *Engine) sending(b *bucket) {
+	if b.held && e.coord != nil {
+		e.coord.Sending(b.lease)
+	}
 }
 
 // report passes a held bucket's state to the coordinator. The lock is held.

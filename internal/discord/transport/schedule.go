@@ -18,12 +18,14 @@ import (
 //  1. the aged priority of its next request: its priority less one level
 //     per AgingStep it has waited (Config.AgingStep's meaning inside a
 //     bucket), so member-facing work goes first and nothing starves;
-//  2. the longest drain: the time the bucket needs, at its own limit, to
+//  2. a bucket another process on the token waits for (internal/cluster):
+//     its drain here leaves out what is queued for it there;
+//  3. the longest drain: the time the bucket needs, at its own limit, to
 //     send all it holds. A bucket Discord has not described yet counts as
 //     longest, so one request learns its limit early;
-//  3. the most requests queued (between buckets not described yet, the
+//  4. the most requests queued (between buckets not described yet, the
 //     best guess of the longest drain);
-//  4. the older request (rank, then arrival).
+//  5. the older request (rank, then arrival).
 //
 // Slots free in bunches (all n of a period at once when the limit binds),
 // and a bucket sends one request at a time: the best bucket would get one
@@ -150,6 +152,7 @@ func (e *Engine) bestWaiter(now time.Time) *bucket {
 // claim is a waiting bucket's claim on the next global slot.
 type claim struct {
 	level  int64         // aged priority of the next request: lower first
+	wanted bool          // wanted by another process first
 	drain  time.Duration // longer first
 	queued int           // more first
 	rank   time.Time     // earlier first
@@ -160,6 +163,8 @@ func (c claim) before(o claim) bool {
 	switch {
 	case c.level != o.level:
 		return c.level < o.level
+	case c.wanted != o.wanted:
+		return c.wanted
 	case c.drain != o.drain:
 		return c.drain > o.drain
 	case c.queued != o.queued:
@@ -173,7 +178,7 @@ func (c claim) before(o claim) bool {
 func (e *Engine) claimOf(b *bucket, now time.Time) claim {
 	it := b.queue[0]
 	aged := int64(now.Sub(it.enqueued) / e.cfg.AgingStep)
-	return claim{level: int64(it.priority) - aged, drain: b.drain(now), queued: b.queue.Len(), rank: it.rank, seq: it.seq}
+	return claim{level: int64(it.priority) - aged, wanted: b.wanted, drain: b.drain(now), queued: b.queue.Len(), rank: it.rank, seq: it.seq}
 }
 
 // drain is how long b needs, at its own limit, to send every request it

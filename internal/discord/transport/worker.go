@@ -100,6 +100,7 @@ func (e *Engine) work(b *bucket) {
 		b.remaining--
 		b.inflight = true
 		e.metrics.queueWait.WithLabelValues(it.route.Key()).Observe(now.Sub(it.enqueued).Seconds())
+		e.sending(b)
 		e.mu.Unlock()
 		resp, body, wrote, err := e.send(it)
 		e.mu.Lock()
@@ -257,32 +258,42 @@ func (e *Engine) learn(b *bucket, r Route, h bucketHeaders, now time.Time) *buck
 		if e.coord != nil && previous != h.hash {
 			e.coord.Learned(r.Key(), h.hash)
 		}
-		id := bucketID(h.hash, r)
-		if _, exists := e.buckets[id]; !exists && b.hash == "" {
-			// A bucket filed under its route takes the hash's name, keeping
-			// its queue, worker and counters.
-			delete(e.buckets, b.id)
-			b.id, b.hash, b.name = id, h.hash, displayName(h.hash, r)
-			e.rename(b, leaseKey(id))
-			e.buckets[id] = b
-		} else {
-			target = e.bucketFor(r)
-			for i := 0; i < b.queue.Len(); {
-				if q := b.queue[i]; q.route.Key() == r.Key() {
-					b.remove(q)
-					target.push(q)
-					continue
-				}
-				i++
-			}
-			if target.queue.Len() > 0 {
-				e.startWorker(target)
-			}
-		}
+		target = e.refile(b, r, h.hash)
 	}
 	target.learn(h, now)
 	target.lastUsed = now
 	e.report(target)
+	return target
+}
+
+// refile files route r's requests queued in b under hash, which the
+// route's key now maps to, and returns the bucket that holds them: b
+// itself, renamed, when it was filed under its route and the hash has no
+// bucket yet, else the hash's bucket, with the requests moved. The lock
+// is held.
+func (e *Engine) refile(b *bucket, r Route, hash string) *bucket {
+	id := bucketID(hash, r)
+	if _, exists := e.buckets[id]; !exists && b.hash == "" {
+		// A bucket filed under its route takes the hash's name, keeping
+		// its queue, worker and counters.
+		delete(e.buckets, b.id)
+		b.id, b.hash, b.name = id, hash, displayName(hash, r)
+		e.rename(b, leaseKey(id))
+		e.buckets[id] = b
+		return b
+	}
+	target := e.bucketFor(r)
+	for i := 0; i < b.queue.Len(); {
+		if q := b.queue[i]; q.route.Key() == r.Key() {
+			b.remove(q)
+			target.push(q)
+			continue
+		}
+		i++
+	}
+	if target.queue.Len() > 0 {
+		e.startWorker(target)
+	}
 	return target
 }
 

@@ -1,0 +1,97 @@
+package transport
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+)
+
+// coordinator is a Coordinator that holds what held says and records
+// the keys claimed.
+type coordinator struct {
+	mu      sync.Mutex
+	held    func(key string) bool
+	wanted  string
+	claimed map[string]int
+}
+
+func (c *coordinator) Claim(key string, _ func()) Claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.claimed[key]++
+	if c.held(key) {
+		return Claim{Held: true, Wanted: key == c.wanted}
+	}
+	return Claim{Wait: time.Hour}
+}
+
+func (c *coordinator) claims(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.claimed[key]
+}
+
+func (*coordinator) Sending(string)             {}
+func (*coordinator) Report(string, BucketState) {}
+func (*coordinator) Idle(string, BucketState)   {}
+func (*coordinator) Learned(string, string)     {}
+
+// A bucket another process waits for goes first for global slots at the
+// same priority, although here it drains no longer than the others and
+// holds fewer requests: what waits for it elsewhere is not in its queue.
+func TestWantedBucketGoesFirst(t *testing.T) {
+	t.Parallel()
+	d, e := schedulingDiscord(t, "10", Config{GlobalLimit: 1})
+	e.Coordinate(&coordinator{held: func(string) bool { return true }, wanted: leaseKey("roles|5"), claimed: map[string]int{}})
+	warm(t, d, e, false)
+	ctx := t.Context()
+	var calls []<-chan call
+	for i, path := range []string{"/channels/1/messages/1", "/channels/1/messages/2", "/guilds/5/members/6/roles/1"} {
+		calls = append(calls, d.send(ctx, e, map[bool]string{true: "PUT", false: "PATCH"}[strings.Contains(path, "roles")], path))
+		d.queued(e, i+1)
+	}
+	settle(t, e, 3, 2)
+	d.sleepers(1)
+	d.clk.Advance(10 * time.Second)
+	d.waitRequests(3)
+	if got := sentOrder(d, 2); len(got) != 1 || got[0] != "PUT /guilds/5/members/6/roles/1" {
+		t.Fatalf("first sent %v, want the wanted role bucket before 2 edits (both drain nothing)", got)
+	}
+	for range 2 {
+		d.sleepers(1)
+		d.clk.Advance(10 * time.Second)
+	}
+	for _, c := range calls {
+		if r := finished(t, c); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+}
+
+// Requests queued under a route's name, waiting for that name's lease,
+// move to the bucket's hash once another process shares it, and claim
+// the hash's lease: the holder hands on the hash's lease, and keeps the
+// route's name only while it uses the bucket.
+func TestSeededHashMovesQueuedRequests(t *testing.T) {
+	t.Parallel()
+	const route = "PATCH /channels/{channel_id}/messages/{message_id}"
+	d := newDiscord(t, func(*http.Request, int) reply { return ok() })
+	e := d.engine(Config{})
+	hashKey := leaseKey("edits|1")
+	c := &coordinator{held: func(key string) bool { return key == hashKey }, claimed: map[string]int{}}
+	e.Coordinate(c)
+	sent := d.send(t.Context(), e, "PATCH", "/channels/1/messages/1")
+	wait.Until(t, "a claim under the route's name", func() bool { return c.claims(leaseKey(route+"|1")) > 0 })
+
+	e.SeedHashes(map[string]string{route: "edits"})
+	if r := finished(t, sent); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if c.claims(hashKey) == 0 {
+		t.Fatal("the request was sent without claiming the hash's lease")
+	}
+}
