@@ -51,14 +51,12 @@ type refused struct {
 }
 
 type click struct {
-	ID            int64
-	MenuID        int64
-	OptionIDs     []int64
-	IsSelect      bool
-	InteractionID string
-	Locale        string
-	GuildLocale   string
-	Plan          *plan
+	ID        int64
+	MenuID    int64
+	OptionIDs []int64
+	IsSelect  bool
+	followup.Reply
+	Plan *plan
 }
 
 func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
@@ -349,7 +347,7 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 	ids := make([]int64, len(batch))
 	for i, c := range batch {
 		ids[i] = c.ID
-		loc := w.catalog.For(c.Locale, c.GuildLocale)
+		loc := c.In(w.catalog)
 		text := p.text(loc, failed)
 		// An expired token only loses the reply: the roles changed, so the
 		// click is done all the same.

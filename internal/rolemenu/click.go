@@ -45,26 +45,20 @@ func (d *deps) click(ctx context.Context, in *interaction.Interaction) (*discord
 		}
 		picked = append(picked, id)
 	}
-	userLocale, guildLocale := in.Locales()
-	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: clickArgs{GuildID: in.GuildID, UserID: in.UserID(),
-		MenuID: menuID, OptionIDs: picked, IsSelect: isSelect, Roles: in.Member.Roles,
-		InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
-	return interaction.Deferred(true), err
+	return followup.Defer(ctx, in, work.Interactive, clickArgs{GuildID: in.GuildID, UserID: in.UserID(),
+		MenuID: menuID, OptionIDs: picked, IsSelect: isSelect, Roles: in.Member.Roles, Reply: followup.ReplyTo(in)})
 }
 
 // clickArgs is a click on its way to its member's apply job. Roles are
 // the member's roles as the click's payload gave them.
 type clickArgs struct {
-	GuildID       string   `json:"guild_id"`
-	UserID        string   `json:"user_id"`
-	MenuID        int64    `json:"menu_id"`
-	OptionIDs     []int64  `json:"option_ids"`
-	IsSelect      bool     `json:"is_select"`
-	Roles         []string `json:"roles"`
-	InteractionID string   `json:"interaction_id"`
-	Locale        string   `json:"locale"`
-	GuildLocale   string   `json:"guild_locale"`
+	GuildID   string   `json:"guild_id"`
+	UserID    string   `json:"user_id"`
+	MenuID    int64    `json:"menu_id"`
+	OptionIDs []int64  `json:"option_ids"`
+	IsSelect  bool     `json:"is_select"`
+	Roles     []string `json:"roles"`
+	followup.Reply
 }
 
 func (clickArgs) Kind() string { return "rolemenu_click" }
@@ -85,9 +79,7 @@ func (w *clickWorker) Work(ctx context.Context, j *river.Job[clickArgs]) error {
 		return err
 	}
 	if key, vars := a.refusal(m); key != "" {
-		loc := w.catalog.For(a.Locale, a.GuildLocale)
-		_, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID,
-			Key: followup.JobKey(j.ID), Content: loc.T("rolemenu."+key, vars)})
+		err := a.Answer(ctx, w.followups, work.Interactive, j.ID, a.In(w.catalog).T("rolemenu."+key, vars))
 		if errors.Is(err, work.ErrTokenExpired) {
 			return nil
 		}

@@ -22,29 +22,25 @@ import (
 // role to a menu, allowing dangerous roles. The admin's reply is deferred
 // and filled when it is done.
 type configArgs struct {
-	Op            string   `json:"op"` // option_add or dangerous
-	GuildID       string   `json:"guild_id"`
-	InteractionID string   `json:"interaction_id"`
-	Locale        string   `json:"locale"`
-	GuildLocale   string   `json:"guild_locale"`
-	ActorID       string   `json:"actor_id"`
-	ActorRoles    []string `json:"actor_roles"`
-	Menu          string   `json:"menu,omitempty"`
-	RoleID        string   `json:"role_id,omitempty"`
-	Label         string   `json:"label,omitempty"`
-	Emoji         string   `json:"emoji,omitempty"`
-	Description   string   `json:"description,omitempty"`
-	Allow         bool     `json:"allow,omitempty"`
+	Op      string `json:"op"` // option_add or dangerous
+	GuildID string `json:"guild_id"`
+	followup.Reply
+	ActorID     string   `json:"actor_id"`
+	ActorRoles  []string `json:"actor_roles"`
+	Menu        string   `json:"menu,omitempty"`
+	RoleID      string   `json:"role_id,omitempty"`
+	Label       string   `json:"label,omitempty"`
+	Emoji       string   `json:"emoji,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Allow       bool     `json:"allow,omitempty"`
 }
 
 func (configArgs) Kind() string { return "rolemenu_config" }
 
 // enqueueConfig defers the admin's answer to a configArgs job.
 func (d *deps) enqueueConfig(ctx context.Context, in *interaction.Interaction, a configArgs) (*discordgo.InteractionResponse, error) {
-	a.GuildID, a.InteractionID, a.ActorID, a.ActorRoles = in.GuildID, in.ID, in.UserID(), in.Member.Roles
-	a.Locale, a.GuildLocale = in.Locales()
-	err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
-	return interaction.Deferred(true), err
+	a.GuildID, a.Reply, a.ActorID, a.ActorRoles = in.GuildID, followup.ReplyTo(in), in.UserID(), in.Member.Roles
+	return followup.Defer(ctx, in, work.Interactive, a)
 }
 
 // optionAdd validates what the payload allows at once and leaves the role
@@ -81,7 +77,7 @@ type configWorker struct {
 
 func (w *configWorker) Work(ctx context.Context, j *river.Job[configArgs]) error {
 	a := j.Args
-	loc := w.catalog.For(a.Locale, a.GuildLocale)
+	loc := a.In(w.catalog)
 	var text string
 	var err error
 	switch a.Op {
@@ -95,8 +91,7 @@ func (w *configWorker) Work(ctx context.Context, j *river.Job[configArgs]) error
 	if err != nil {
 		return err
 	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return a.Answer(ctx, w.followups, work.Interactive, j.ID, text)
 }
 
 // snapshot reads the guild's roles and whether its owner allowed

@@ -91,7 +91,7 @@ func build(k feature.Kit) error {
 		r.Command("/move", d.move)
 		r.Command("/delete", d.deleteMenu)
 		r.Command("/list", d.list)
-		r.Command("/status", d.status)
+		r.Command("/status", followup.Later[statusView])
 		for _, p := range []string{"/option/add", "/option/edit", "/option/remove", "/set/mode", "/set/picks", "/set/required-role",
 			"/set/blocked-role", "/set/temporary", "/set/link", "/publish", "/republish", "/move", "/delete"} {
 			r.Autocomplete(p, d.autocompleteMenu)
@@ -110,7 +110,7 @@ func build(k feature.Kit) error {
 		return p.publish(ctx, a.MenuID)
 	}})
 	work.Register(k.Jobs, &expireWorker{deps: d})
-	work.Register(k.Jobs, &statusWorker{deps: d})
+	followup.RegisterView[statusView](k.Jobs, k.Followups, k.Catalog, d.statusText)
 	work.Register(k.Jobs, &cleanupWorker{deps: d})
 	k.Reports.Add("rolemenu", d.report)
 	k.Events.On(d.onMessageDelete)

@@ -5,42 +5,17 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
 )
 
-// statusArgs is /rolemenu status: a view, useless after the interaction's
-// token expires.
-type statusArgs struct {
-	work.View
-	GuildID       string `json:"guild_id"`
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
-}
+// statusView is /rolemenu status (followup.View).
+type statusView struct{}
 
-func (statusArgs) Kind() string { return "rolemenu_status" }
-
-func (d *deps) status(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	userLocale, guildLocale := in.Locales()
-	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args: statusArgs{View: work.ReplyView(in.Received), GuildID: in.GuildID, InteractionID: in.ID,
-			Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-	})
-	return interaction.Deferred(true), err
-}
-
-type statusWorker struct {
-	river.WorkerDefaults[statusArgs]
-	*deps
-}
+func (statusView) Kind() string { return "rolemenu_status" }
 
 // menuStatus is one menu's line: what is saved, what Discord shows, and
 // the job between them.
@@ -53,19 +28,13 @@ type menuStatus struct {
 	roles               []string // of its options
 }
 
-func (w *statusWorker) Work(ctx context.Context, j *river.Job[statusArgs]) error {
-	a := j.Args
-	loc := w.catalog.For(a.Locale, a.GuildLocale)
-	lines, err := w.menuLines(ctx, a.GuildID, loc, false)
-	if err != nil {
-		return err
+// statusText is /rolemenu status: every menu of the guild.
+func (d *deps) statusText(ctx context.Context, guildID string, loc *i18n.Localizer) (string, error) {
+	lines, err := d.menuLines(ctx, guildID, loc, false)
+	if err != nil || len(lines) == 0 {
+		return loc.T("rolemenu.none", nil), err
 	}
-	text := loc.T("rolemenu.none", nil)
-	if len(lines) > 0 {
-		text = strings.Join(append([]string{loc.T("rolemenu.status.title", nil)}, lines...), "\n")
-	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return strings.Join(append([]string{loc.T("rolemenu.status.title", nil)}, lines...), "\n"), nil
 }
 
 // report is the role menus' part of /herald status: the menus that are

@@ -7,61 +7,27 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/cluster"
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
-	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
 )
 
-// statusArgs is /herald status: a view, useless after the interaction's
-// token expires.
-type statusArgs struct {
-	work.View
-	GuildID       string `json:"guild_id"`
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
-}
+// statusView is /herald status (followup.View).
+type statusView struct{}
 
-func (statusArgs) Kind() string { return "status_report" }
+func (statusView) Kind() string { return "status_report" }
 
-func statusCommand(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	userLocale, guildLocale := in.Locales()
-	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args: statusArgs{View: work.ReplyView(in.Received), GuildID: in.GuildID, InteractionID: in.ID,
-			Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-	})
-	return interaction.Deferred(true), err
-}
-
-type statusWorker struct {
-	river.WorkerDefaults[statusArgs]
-	summary
-	followups *followup.Sender
-	catalog   *i18n.Catalog
-}
-
-func (w *statusWorker) Work(ctx context.Context, j *river.Job[statusArgs]) error {
-	a := j.Args
-	loc := w.catalog.For(a.Locale, a.GuildLocale)
+// text is /herald status: the summary as it is now.
+func (s summary) text(ctx context.Context, guildID string, loc *i18n.Localizer) (string, error) {
 	now := time.Now()
-	text, err := w.render(ctx, a.GuildID, loc, loc.T("status.title", map[string]any{"Now": now.Unix()}), now)
-	if err != nil {
-		return err
-	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return s.render(ctx, guildID, loc, loc.T("status.title", map[string]any{"Now": now.Unix()}), now)
 }
 
 // summary builds the status text of a guild, for /herald status and the

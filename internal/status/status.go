@@ -13,7 +13,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/config"
@@ -34,73 +33,42 @@ func Feature() feature.Feature {
 func build(k feature.Kit) error {
 	k.Routes.Route("/herald", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
-		r.Command("/jobs", jobs)
-		r.Command("/status", statusCommand)
+		r.Command("/jobs", followup.Later[jobsView])
+		r.Command("/status", followup.Later[statusView])
 		r.Command("/board", board)
 	})
-	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog})
+	followup.RegisterView[jobsView](k.Jobs, k.Followups, k.Catalog, jobCounts{k.DB}.text)
 	sum := summary{db: k.DB, reports: k.Reports, health: k.Health, missing: k.Missing}
-	work.Register(k.Jobs, &statusWorker{summary: sum, followups: k.Followups, catalog: k.Catalog})
+	followup.RegisterView[statusView](k.Jobs, k.Followups, k.Catalog, sum.text)
 	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: k.Config.Var(boardInterval.Key).(time.Duration)})
 	return nil
 }
 
-// reportArgs is the job /herald jobs enqueues: a view, useless once the
-// interaction's token has expired. The token itself stays in the ledger.
-type reportArgs struct {
-	work.View
-	GuildID       string `json:"guild_id"`
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
-}
+// jobsView is /herald jobs (followup.View).
+type jobsView struct{}
 
-func (reportArgs) Kind() string { return "status_jobs_report" }
+func (jobsView) Kind() string { return "status_jobs_report" }
 
 // cooldown is how often one admin may ask for a report: each counts the
 // guild's jobs in Postgres.
 const cooldown = 10 * time.Second
 
-// jobs is the fast path of /herald jobs: enqueue the report, answer
-// deferred and ephemeral.
-func jobs(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	userLocale, guildLocale := in.Locales()
-	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args: reportArgs{View: work.ReplyView(in.Received), GuildID: in.GuildID,
-			InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return interaction.Deferred(true), nil
-}
+// jobCounts is /herald jobs: the guild's jobs counted the way StateOf
+// names them.
+type jobCounts struct{ db *pgxpool.Pool }
 
-type reportWorker struct {
-	river.WorkerDefaults[reportArgs]
-	db        *pgxpool.Pool
-	followups *followup.Sender
-	catalog   *i18n.Catalog
-}
-
-// Work counts the guild's jobs the way StateOf names them and sends the
-// summary as the interaction's follow-up.
-func (w *reportWorker) Work(ctx context.Context, j *river.Job[reportArgs]) error {
+func (j jobCounts) text(ctx context.Context, guildID string, loc *i18n.Localizer) (string, error) {
 	var c struct{ Queued, Running, Waiting, Failed int64 }
-	err := w.db.QueryRow(ctx, `SELECT
+	err := j.db.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE state IN ('available', 'pending')),
 		count(*) FILTER (WHERE state = 'running'),
 		count(*) FILTER (WHERE state IN ('scheduled', 'retryable')),
 		count(*) FILTER (WHERE state = 'discarded' OR (state = 'cancelled'
 			AND metadata->'output'->>'reason' IN ('needs_permission', 'target_missing', 'invalid')))
-		FROM river_job WHERE metadata @> jsonb_build_object($1::text, $2::text)`, work.MetadataGuild, j.Args.GuildID).
+		FROM river_job WHERE metadata @> jsonb_build_object($1::text, $2::text)`, work.MetadataGuild, guildID).
 		Scan(&c.Queued, &c.Running, &c.Waiting, &c.Failed)
 	if err != nil {
-		return fmt.Errorf("status: count jobs: %w", err)
+		return "", fmt.Errorf("status: count jobs: %w", err)
 	}
-	loc := w.catalog.For(j.Args.Locale, j.Args.GuildLocale)
-	text := loc.T("jobs.report.summary", map[string]any{"Queued": c.Queued, "Running": c.Running, "Waiting": c.Waiting, "Failed": c.Failed})
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: j.Args.InteractionID,
-		Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return loc.T("jobs.report.summary", map[string]any{"Queued": c.Queued, "Running": c.Running, "Waiting": c.Waiting, "Failed": c.Failed}), nil
 }

@@ -43,21 +43,14 @@ func (d *deps) transcript(ctx context.Context, in *interaction.Interaction) (*di
 	if t.Status == "opening" || t.Status == "failed" {
 		return say(in, "no_transcript", map[string]any{"Number": t.Number}), nil
 	}
-	userLocale, guildLocale := in.Locales()
-	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
-		Args:       transcriptArgs{TicketID: t.ID, InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Events)},
-	})
-	return interaction.Deferred(true), err
+	return followup.Defer(ctx, in, work.Events, transcriptArgs{TicketID: t.ID, Reply: followup.ReplyTo(in)})
 }
 
 // transcriptArgs answers /ticket transcript; for an open ticket it also
 // stores and uploads a fresh transcript, which is why it is an event.
 type transcriptArgs struct {
-	TicketID      int64  `json:"ticket_id"`
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
+	TicketID int64 `json:"ticket_id"`
+	followup.Reply
 }
 
 func (transcriptArgs) Kind() string { return "tickets_transcript" }
@@ -78,7 +71,7 @@ func (w *transcriptWorker) Work(ctx context.Context, j *river.Job[transcriptArgs
 			return err
 		}
 	}
-	loc := w.catalog.For(a.Locale, a.GuildLocale)
+	loc := a.In(w.catalog)
 	text := loc.T("tickets.no_transcript", map[string]any{"Number": t.Number})
 	if tr, err := loadTranscript(ctx, w.db, t.ID); err == nil {
 		text = w.summary(loc, t, tr)
@@ -91,8 +84,7 @@ func (w *transcriptWorker) Work(ctx context.Context, j *river.Job[transcriptArgs
 	} else if !errors.Is(err, errNoTranscript) {
 		return err
 	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
-	return err
+	return a.Answer(ctx, w.followups, work.Events, j.ID, text)
 }
 
 // refresh stores and uploads a fresh transcript of an open ticket.

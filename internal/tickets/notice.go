@@ -128,21 +128,14 @@ func (d *deps) join(ctx context.Context, in *interaction.Interaction) (*discordg
 	if t.Status != "open" || t.ChannelID == nil {
 		return notOpen(in, t), nil
 	}
-	userLocale, guildLocale := in.Locales()
-	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
-		Args:       joinArgs{TicketID: t.ID, UserID: in.UserID(), InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-	})
-	return interaction.Deferred(true), err
+	return followup.Defer(ctx, in, work.Interactive, joinArgs{TicketID: t.ID, UserID: in.UserID(), Reply: followup.ReplyTo(in)})
 }
 
 // joinArgs adds a member of staff to a ticket's thread.
 type joinArgs struct {
-	TicketID      int64  `json:"ticket_id"`
-	UserID        string `json:"user_id"`
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
+	TicketID int64  `json:"ticket_id"`
+	UserID   string `json:"user_id"`
+	followup.Reply
 }
 
 func (joinArgs) Kind() string { return "tickets_join" }
@@ -161,7 +154,7 @@ func (w *joinWorker) Work(ctx context.Context, j *river.Job[joinArgs]) error {
 	if err != nil {
 		return err
 	}
-	loc := w.catalog.For(a.Locale, a.GuildLocale)
+	loc := a.In(w.catalog)
 	text := loc.T("tickets.not_open", map[string]any{"Number": t.Number})
 	if t.Status == "open" && t.ChannelID != nil {
 		err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d: join", t.Number), func() error {
@@ -174,7 +167,7 @@ func (w *joinWorker) Work(ctx context.Context, j *river.Job[joinArgs]) error {
 			return err
 		}
 	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID), Content: text})
+	err = a.Answer(ctx, w.followups, work.Interactive, j.ID, text)
 	if errors.Is(err, work.ErrTokenExpired) {
 		return nil
 	}

@@ -6,42 +6,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/interaction"
-	"github.com/herald-bot/herald/internal/work"
 )
 
-// statsArgs is /tickets stats: a view, useless once the interaction's
-// token expires.
-type statsArgs struct {
-	work.View
-	GuildID       string `json:"guild_id"`
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
-}
+// statsView is /tickets stats (followup.View).
+type statsView struct{}
 
-func (statsArgs) Kind() string { return "tickets_stats" }
-
-func (d *deps) stats(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	userLocale, guildLocale := in.Locales()
-	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args: statsArgs{View: work.ReplyView(in.Received), GuildID: in.GuildID, InteractionID: in.ID,
-			Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-	})
-	return interaction.Deferred(true), err
-}
-
-type statsWorker struct {
-	river.WorkerDefaults[statsArgs]
-	*deps
-}
+func (statsView) Kind() string { return "tickets_stats" }
 
 // staffLine is one member of staff on the leaderboard: the tickets they
 // claimed or first answered.
@@ -51,33 +24,33 @@ type staffLine struct {
 	response, resolution *float64 // medians in seconds
 }
 
-func (w *statsWorker) Work(ctx context.Context, j *river.Job[statsArgs]) error {
-	a := j.Args
-	loc := w.catalog.For(a.Locale, a.GuildLocale)
+// statsText is /tickets stats: the guild's counts and medians, and its
+// staff's leaderboard.
+func (d *deps) statsText(ctx context.Context, guildID string, loc *i18n.Localizer) (string, error) {
 	var opened, open, closed int
 	var response, resolution *float64
-	err := w.db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status <> 'failed'), count(*) FILTER (WHERE status = 'open'),
+	err := d.db.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status <> 'failed'), count(*) FILTER (WHERE status = 'open'),
 			count(*) FILTER (WHERE status = 'closed'),
 			percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM first_response_at - opened_at)),
 			percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM closed_at - opened_at))
-		FROM tickets WHERE guild_id = $1`, a.GuildID).Scan(&opened, &open, &closed, &response, &resolution)
+		FROM tickets WHERE guild_id = $1`, guildID).Scan(&opened, &open, &closed, &response, &resolution)
 	if err != nil {
-		return fmt.Errorf("tickets: stats: %w", err)
+		return "", fmt.Errorf("tickets: stats: %w", err)
 	}
-	rows, err := w.db.Query(ctx, `SELECT COALESCE(claimed_by, first_responder) AS staff, count(*), count(*) FILTER (WHERE status = 'closed'),
+	rows, err := d.db.Query(ctx, `SELECT COALESCE(claimed_by, first_responder) AS staff, count(*), count(*) FILTER (WHERE status = 'closed'),
 			percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM first_response_at - opened_at)),
 			percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM closed_at - opened_at))
 		FROM tickets WHERE guild_id = $1 AND COALESCE(claimed_by, first_responder) IS NOT NULL
-		GROUP BY staff ORDER BY count(*) DESC, staff LIMIT 10`, a.GuildID)
+		GROUP BY staff ORDER BY count(*) DESC, staff LIMIT 10`, guildID)
 	if err != nil {
-		return fmt.Errorf("tickets: stats: %w", err)
+		return "", fmt.Errorf("tickets: stats: %w", err)
 	}
 	board, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (staffLine, error) {
 		var l staffLine
 		return l, r.Scan(&l.user, &l.handled, &l.closed, &l.response, &l.resolution)
 	})
 	if err != nil {
-		return fmt.Errorf("tickets: stats: %w", err)
+		return "", fmt.Errorf("tickets: stats: %w", err)
 	}
 	lines := []string{loc.T("tickets.stats_summary", map[string]any{"Opened": opened, "Open": open, "Closed": closed,
 		"Response": median(loc, response), "Resolution": median(loc, resolution)})}
@@ -85,9 +58,7 @@ func (w *statsWorker) Work(ctx context.Context, j *river.Job[statsArgs]) error {
 		lines = append(lines, loc.T("tickets.stats_line", map[string]any{"Rank": i + 1, "Member": userMention(l.user),
 			"Handled": l.handled, "Closed": l.closed, "Response": median(loc, l.response), "Resolution": median(loc, l.resolution)}))
 	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: a.InteractionID, Key: followup.JobKey(j.ID),
-		Content: strings.Join(lines, "\n")})
-	return err
+	return strings.Join(lines, "\n"), nil
 }
 
 // median writes a median duration, or a dash when there is none yet.

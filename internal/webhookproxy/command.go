@@ -8,13 +8,9 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/commands"
-	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/internal/interaction"
-	"github.com/herald-bot/herald/internal/work"
 )
 
 // declare adds /herald proxy to herald's admin command.
@@ -31,54 +27,21 @@ const cooldown = 10 * time.Second
 // maxListed is how many targets one report lists; the rest are counted.
 const maxListed = 10
 
-// reportArgs is the view /herald proxy enqueues; the interaction's token
-// stays in the ledger.
-type reportArgs struct {
-	work.View
-	InteractionID string `json:"interaction_id"`
-	Locale        string `json:"locale"`
-	GuildLocale   string `json:"guild_locale"`
+// reportView is /herald proxy (followup.View).
+type reportView struct{}
+
+func (reportView) Kind() string { return "webhookproxy_report" }
+
+// report shows what GET /proxy/targets shows: per webhook (by id, never
+// its token), the depth, the oldest pending delivery's age, and whether
+// it waits or is dead; plus the dead-letter count. The proxy's targets
+// are the bot's, not a guild's.
+type report struct {
+	db *pgxpool.Pool
+	on bool
 }
 
-func (reportArgs) Kind() string { return "webhookproxy_report" }
-
-// report is the fast path of /herald proxy: enqueue the view, answer
-// deferred and ephemeral.
-func report(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-	userLocale, guildLocale := in.Locales()
-	err := in.Enqueue(ctx, work.IntentView, river.InsertManyParams{
-		Args:       reportArgs{View: work.ReplyView(in.Received), InteractionID: in.ID, Locale: userLocale, GuildLocale: guildLocale},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return interaction.Deferred(true), nil
-}
-
-type reportWorker struct {
-	river.WorkerDefaults[reportArgs]
-	db        *pgxpool.Pool
-	followups *followup.Sender
-	catalog   *i18n.Catalog
-	on        bool
-}
-
-// Work shows what GET /proxy/targets shows: per webhook (by id, never its
-// token), the depth, the oldest pending delivery's age, and whether it
-// waits or is dead; plus the dead-letter count.
-func (w *reportWorker) Work(ctx context.Context, j *river.Job[reportArgs]) error {
-	loc := w.catalog.For(j.Args.Locale, j.Args.GuildLocale)
-	text, err := w.render(ctx, loc)
-	if err != nil {
-		return err
-	}
-	_, err = w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: j.Args.InteractionID,
-		Key: followup.JobKey(j.ID), Content: text})
-	return err
-}
-
-func (w *reportWorker) render(ctx context.Context, loc *i18n.Localizer) (string, error) {
+func (w report) text(ctx context.Context, _ string, loc *i18n.Localizer) (string, error) {
 	if !w.on {
 		return loc.T("webhookproxy.report.off", nil), nil
 	}

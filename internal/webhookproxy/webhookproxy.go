@@ -18,6 +18,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/intents"
 	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 	"github.com/herald-bot/herald/internal/work"
@@ -48,9 +49,9 @@ func build(k feature.Kit) error {
 	w := newWaiters()
 	k.Routes.Route("/herald", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild), interaction.Cooldown(cooldown))
-		r.Command("/proxy", report)
+		r.Command("/proxy", followup.Later[reportView])
 	})
-	work.Register(k.Jobs, &reportWorker{db: k.DB, followups: k.Followups, catalog: k.Catalog, on: set.addr != ""})
+	followup.RegisterView[reportView](k.Jobs, k.Followups, k.Catalog, report{db: k.DB, on: set.addr != ""}.text)
 	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, tokens: tokens, bodies: newBytePool(set.memory, set.memory/2), metrics: m, waiters: w, log: k.Log,
 		readBack: intents.MessageContent.EnabledBy(k.Application.Flags)})
 	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention, deadRetention: set.deadRetention})
