@@ -49,3 +49,61 @@ func deferred(ctx context.Context, in *interaction.Interaction, intent work.Inte
 	}
 	return interaction.Deferred(true), nil
 }
+
+// A view answers a command with text read when its job runs — a report —
+// in the caller's language: the command's fast path answers "thinking"
+// (Later), the job renders the text and fills the reply. A feature names
+// each of its views by a kind and registers how to render it:
+//
+//	type statusView struct{}
+//
+//	func (statusView) Kind() string { return "rolemenu_status" }
+//
+//	followup.RegisterView[statusView](k.Jobs, k.Followups, k.Catalog, d.statusText)
+//	m.Command("rolemenu status", followup.Later[statusView])
+type Kind interface{ Kind() string }
+
+// ViewArgs are the args of K's view jobs: useless once the interaction's
+// token has expired.
+type ViewArgs[K Kind] struct {
+	work.View
+	Reply
+	GuildID string `json:"guild_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ViewArgs[K]) Kind() string {
+	var k K
+	return k.Kind()
+}
+
+// Render writes a view's text for a guild in a language.
+type Render func(ctx context.Context, guildID string, loc *i18n.Localizer) (string, error)
+
+// Later is the fast path of a command answered by K's view: it enqueues
+// the view job on the interactive lane and answers "thinking", visible to
+// the caller only.
+func Later[K Kind](ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+	args := ViewArgs[K]{View: work.ReplyView(in.Received), Reply: ReplyTo(in), GuildID: in.GuildID}
+	return deferred(ctx, in, work.IntentView, work.Interactive, args)
+}
+
+// RegisterView registers the job that renders K's view and answers with it.
+func RegisterView[K Kind](jobs *work.Registry, s *Sender, c *i18n.Catalog, render Render) {
+	work.Register(jobs, &viewWorker[K]{sender: s, catalog: c, render: render})
+}
+
+type viewWorker[K Kind] struct {
+	river.WorkerDefaults[ViewArgs[K]]
+	sender  *Sender
+	catalog *i18n.Catalog
+	render  Render
+}
+
+func (w *viewWorker[K]) Work(ctx context.Context, j *river.Job[ViewArgs[K]]) error {
+	text, err := w.render(ctx, j.Args.GuildID, j.Args.In(w.catalog))
+	if err != nil {
+		return err
+	}
+	return j.Args.Answer(ctx, w.sender, work.Interactive, j.ID, text)
+}
