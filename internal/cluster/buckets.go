@@ -380,7 +380,7 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 		}
 		slices.Sort(wanted)
 		b.stats.queries.Add(1)
-		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanted = true FROM (`+ordered+`) l WHERE b.key = l.key AND b.owner <> $2 AND NOT b.wanted RETURNING b.owner, b.key)
+		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanted = true FROM (`+ordered+`) l WHERE b.key = l.key AND b.owner <> $2 RETURNING b.owner, b.key)
 			SELECT pg_notify('herald_buckets_wanted', owner || ' ' || key) FROM w`, wanted, b.c.id); err != nil {
 			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
 		}
@@ -516,10 +516,12 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 		wakes = append(wakes, h.waiters...)
 		h.waiters, h.releasing = nil, false
 		// A forced release that failed is dropped too: its lease lapses.
-		// One kept was no longer wanted (its asker took another's).
-		if gone[k] || force[i] {
+		// One kept although the query ran was no longer wanted; after an
+		// error it still is, and the next look offers it again.
+		switch {
+		case gone[k] || force[i]:
 			delete(b.held, k)
-		} else {
+		case err == nil:
 			h.wanted = false
 		}
 	}

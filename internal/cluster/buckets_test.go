@@ -16,11 +16,16 @@ import (
 // go of what it holds.
 func leases(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string) *Buckets {
 	t.Helper()
+	return leasesWith(t, ctx, db, host, BucketOptions{Lease: 600 * time.Millisecond, Linger: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+}
+
+func leasesWith(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string, o BucketOptions) *Buckets {
+	t.Helper()
 	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Host: host})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := c.Buckets(BucketOptions{Lease: 600 * time.Millisecond, Linger: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+	b := c.Buckets(o)
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
 	t.Cleanup(func() { <-done })
@@ -68,6 +73,7 @@ func TestBucketLeaseMovesWithItsState(t *testing.T) {
 			t.Fatal("a lost k while using it")
 		}
 	}
+	a.Sending("k") // in use, as the engine uses it: a request is on the wire
 	if s := a.Stats(); s.Memory < 100 {
 		t.Errorf("claims of a held bucket from memory: %d of 100", s.Memory)
 	}
@@ -165,7 +171,10 @@ func TestBucketHashesAreShared(t *testing.T) {
 func TestWantedBucketTakesTurns(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
-	a := leases(t, t.Context(), db, "a")
+	// a's poll is long enough that a loaded machine never stalls the
+	// test's claim-then-send loop for one, which would end a's turn.
+	const poll = 200 * time.Millisecond
+	a := leasesWith(t, t.Context(), db, "a", BucketOptions{Lease: 2 * time.Second, Linger: 50 * time.Millisecond, Poll: poll})
 	b := leases(t, t.Context(), db, "b")
 	asked := func(key string) {
 		t.Helper()
@@ -176,17 +185,24 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 		a.Sending(key)
 		lost := b.Stats().Lost
 		b.Claim(key, func() {})
-		for deadline := time.Now().Add(5 * time.Second); b.Stats().Lost == lost || !a.Claim(key, func() {}).Wanted; {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			// As the engine does: claim, then send on what is held.
+			c := a.Claim(key, func() {})
+			if !c.Held {
+				t.Fatalf("a lost %s while sending on it", key)
+			}
+			a.Sending(key)
+			if b.Stats().Lost > lost && c.Wanted {
+				break
+			}
 			if time.Now().After(deadline) {
 				t.Fatalf("a never heard that b wants %s", key)
 			}
-			time.Sleep(5 * time.Millisecond)
 		}
 	}
 
 	// Spent: the window is used up, so the turn ends without waiting.
 	asked("spent")
-	a.Sending("spent")
 	left := transport.BucketState{Limit: 5, Remaining: 0, ResetAt: time.Now().Add(2 * time.Second).Truncate(time.Microsecond)}
 	a.Report("spent", left)
 	c := claimWithin(t, b, "spent", time.Second)
@@ -196,8 +212,7 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 
 	// In flight: kept until answered, however long that takes.
 	asked("busy")
-	a.Sending("busy")
-	time.Sleep(5 * 20 * time.Millisecond) // five polls
+	time.Sleep(3 * poll)
 	if c := b.Claim("busy", func() {}); c.Held {
 		t.Fatal("b took a bucket while a's request on it was unanswered")
 	}
