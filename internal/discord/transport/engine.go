@@ -180,6 +180,7 @@ type Engine struct {
 	deadWebhooks       map[string]bool
 	invalid            invalidBudgets
 	coord              Coordinator // nil when no other process shares the token
+	processes, rank    int         // on the token, and this one's place among them (share.go)
 	lastPrune          time.Time
 	seq                uint64
 	rng                *rand.Rand
@@ -420,32 +421,12 @@ func (e *Engine) globalWait(now time.Time) (d time.Duration, blocked bool) {
 
 // globalWaitAfter is globalWait for the slot k places after the next one.
 func (e *Engine) globalWaitAfter(now time.Time, k int) (d time.Duration, blocked bool) {
+	e.global.setShare(e.globalShare(now))
 	d, blocked = e.global.waitAfter(now, k)
 	if blocked {
 		return d, true
 	}
 	return max(d, e.gateUntil.Sub(now)), false
-}
-
-// Share makes this process's limits its share of the bot's when
-// processes of herald share the token (internal/cluster): the global
-// limit and each invalid-request budget divided by processes. rank, this
-// process's place among them (0 to processes-1), gives the global
-// limit's remainder to the first ones, so the shares add up to the
-// whole limit (50 over 3 is 17, 17, 16). Buckets are shared through a
-// Coordinator instead.
-func (e *Engine) Share(processes, rank int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	processes = max(processes, 1)
-	share := e.cfg.GlobalLimit / processes
-	if rank < e.cfg.GlobalLimit%processes {
-		share++
-	}
-	e.global.setShare(share)
-	e.invalid.share(e.cfg, processes)
-	// A larger share frees slots now.
-	e.dispatch(e.clock.Now(), nil)
 }
 
 // CancelAll fails every queued request with a *CancelledError. Requests

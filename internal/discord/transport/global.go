@@ -25,11 +25,11 @@ func newGlobalLimiter(n int, period time.Duration) *globalLimiter {
 	return &globalLimiter{n: n, share: n, period: period, slots: make([]slot, 0, n)}
 }
 
-// setShare lets this process use share of the limit, from 1 to all of it:
-// a request may start once the one share places before it finished a
-// period ago. The ring keeps the whole limit's history, so a share can
-// grow back at once.
-func (g *globalLimiter) setShare(share int) { g.share = min(max(share, 1), g.n) }
+// setShare lets this process use share of the limit, from none (its turn
+// has not come, share.go) to all of it: a request may start once the one
+// share places before it finished a period ago. The ring keeps the whole
+// limit's history, so a share can grow back at once.
+func (g *globalLimiter) setShare(share int) { g.share = min(max(share, 0), g.n) }
 
 // wait is how long until one more request may start. blocked means the
 // slot it needs is still in flight: the wait ends when that request is

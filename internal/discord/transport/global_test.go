@@ -38,9 +38,11 @@ func TestGlobalShare(t *testing.T) {
 	if n := starts(g, now); n != 7 {
 		t.Errorf("share back to 10 half a period on: %d starts, want 7", n)
 	}
+	// No share (a process waiting for its turn, share.go): nothing starts
+	// however long ago the last request was.
 	g.setShare(0)
-	if g.share != 1 {
-		t.Errorf("share 0 became %d, want 1", g.share)
+	if n := starts(g, now.Add(time.Hour)); n != 0 {
+		t.Errorf("share 0: %d starts", n)
 	}
 }
 
@@ -59,19 +61,48 @@ func TestInvalidBudgetShare(t *testing.T) {
 	}
 }
 
-// The shares of processes on one token add up to the whole global limit:
-// the remainder of the division goes to the first ranks.
-func TestSharesAddUpToTheLimit(t *testing.T) {
-	for _, tc := range []struct{ limit, processes int }{{50, 3}, {5, 3}, {5, 2}, {50, 1}, {7, 7}, {2, 3}} {
-		total := 0
-		for rank := range tc.processes {
-			e := New(Config{GlobalLimit: tc.limit})
-			e.Share(tc.processes, rank)
-			total += e.Health().GlobalShare
+// The shares of processes on one token take turns with the limit's
+// remainder: in any period Discord may draw, what the processes may send
+// — each its largest share at any moment of that period, since a share
+// it gave up still counts there — never adds up to more than the limit;
+// and over a round each process has limit/processes, less what a turn's
+// settling costs.
+func TestSharesTakeTurns(t *testing.T) {
+	t.Parallel()
+	const period = time.Second
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct{ limit, processes int }{{50, 3}, {5, 3}, {5, 2}, {50, 1}, {7, 7}, {2, 3}, {50, 4}} {
+		engines := make([]*Engine, tc.processes)
+		for rank := range engines {
+			engines[rank] = New(Config{GlobalLimit: tc.limit, GlobalPeriod: period})
+			engines[rank].Share(tc.processes, rank)
 		}
-		want := max(tc.limit, tc.processes) // a process is never left without one
-		if total != want {
-			t.Errorf("limit %d over %d processes: shares add up to %d, want %d", tc.limit, tc.processes, total, want)
+		step := period / 20
+		round := time.Duration(shareTurn*tc.processes) * period
+		used := make([]int, tc.processes)
+		samples := 0
+		for at := start; at.Before(start.Add(2 * round)); at = at.Add(step) {
+			window := 0
+			for rank, e := range engines {
+				most := 0
+				for back := time.Duration(0); back <= period; back += step {
+					most = max(most, e.globalShare(at.Add(-back)))
+				}
+				window += most
+				used[rank] += e.globalShare(at)
+			}
+			samples++
+			if window > tc.limit {
+				t.Fatalf("limit %d over %d processes: %d may be sent in the period before %s", tc.limit, tc.processes, window, at.Sub(start))
+			}
+		}
+		fair := float64(tc.limit) / float64(tc.processes)
+		for rank, u := range used {
+			avg := float64(u) / float64(samples)
+			// Each turn a gaining process waits 1.1 periods of its 10.
+			if avg > fair+1e-9 || avg < fair-0.11*float64(tc.limit%tc.processes)/float64(tc.processes)-1e-9 {
+				t.Errorf("limit %d over %d processes: rank %d had %.3f a period on average, want about %.3f", tc.limit, tc.processes, rank, avg, fair)
+			}
 		}
 	}
 }

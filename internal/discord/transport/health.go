@@ -27,8 +27,9 @@ type Health struct {
 	// global limit wait until then.
 	GlobalGateUntil time.Time
 	// GlobalShare is the requests per second this process may send of the
-	// bot's global limit: all of it, or its share when processes share
-	// the token (Engine.Share).
+	// bot's global limit now: all of it, or its share when processes
+	// share the token (Engine.Share), which changes as the remainder
+	// takes turns.
 	GlobalShare int
 	// OpenCircuits are the buckets whose breaker is open or half-open.
 	OpenCircuits []OpenCircuit
@@ -78,7 +79,7 @@ func (e *Engine) Health() Health {
 		Time:         now,
 		Unauthorized: e.unauthorized, UnauthorizedSince: e.unauthorizedSince, UnauthorizedReason: e.unauthorizedReason,
 		EdgeBlockedUntil: e.edgeUntil, EdgeBlockedReason: e.edgeReason, GlobalGateUntil: e.gateUntil,
-		GlobalShare:     int(float64(e.global.share) / e.cfg.GlobalPeriod.Seconds()),
+		GlobalShare:     int(float64(e.globalShare(now)) / e.cfg.GlobalPeriod.Seconds()),
 		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
 		DeadWebhooks: len(e.deadWebhooks),
 	}

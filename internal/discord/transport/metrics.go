@@ -134,7 +134,7 @@ func (e *Engine) Snapshot() Snapshot {
 	now := e.clock.Now()
 	budgets := e.invalid.counts(now)
 	s := Snapshot{
-		Time: now, GlobalLimit: e.global.share, GlobalInWindow: e.global.count(now),
+		Time: now, GlobalLimit: e.globalShare(now), GlobalInWindow: e.global.count(now),
 		GlobalGateUntil: e.gateUntil, GlobalWaiters: len(e.globalWaiters), EdgeBlockedUntil: e.edgeUntil, Unauthorized: e.unauthorized,
 		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
 		DeadWebhooks: len(e.deadWebhooks),
