@@ -53,12 +53,10 @@ type BucketOptions struct {
 	// every quarter of it.
 	Lease time.Duration
 	// Linger keeps an idle bucket held this long in case it is used again
-	// (default 250 ms), unless another process asks for it. Poll is how
-	// often leases are looked over (default 50 ms): a bucket another
-	// process asked for goes when it is idle, when its window is spent,
-	// or when nothing was sent on it for Poll (this process is short of
-	// global slots for it), and a claim whose answer was lost is asked
-	// again.
+	// (default 250 ms), unless another process asks for it: then it goes
+	// when idle, when its window is spent, or when it waited Poll for a
+	// global slot. Poll is how often leases are looked over (default
+	// 50 ms), and how soon a claim whose answer was lost is asked again.
 	Linger, Poll time.Duration
 	// OnHashes hears the bucket hashes every process learned, at start
 	// and every HashEvery (default 1 s): transport.Engine.SeedHashes.
@@ -83,14 +81,12 @@ type held struct {
 	waiters   []func()
 	// wanted is set when another process asked for the bucket while it
 	// was in use here: it goes at the end of its window (spent), or when
-	// it is not sent on for Poll, so processes take turns and each uses
-	// its share of the global limit, instead of one holding what it
-	// cannot send.
-	wanted bool
-	// used is when the bucket was won or last sent on; sending is set
-	// from a send until its answer is reported.
-	used    time.Time
-	sending bool
+	// it waited Poll for a slot of this process's share of the global
+	// limit (starved), so processes take turns and each uses its share.
+	// One that this process keeps busy otherwise stays: handing it on
+	// between requests would cost a query and a wait each time.
+	wanted  bool
+	starved time.Time
 }
 
 // spent reports whether a held bucket's window is used up: nothing more
@@ -147,9 +143,7 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 	}
 	if h := b.held[key]; h != nil && now.Before(h.until) {
 		b.stats.memory.Add(1)
-		// The worker comes back for its next request: the last one was
-		// answered.
-		h.idle, h.sending = time.Time{}, false
+		h.idle, h.starved = time.Time{}, time.Time{}
 		c := transport.Claim{Held: true, Handed: h.handed, Wanted: h.wanted}
 		h.handed = nil
 		return c
@@ -174,7 +168,7 @@ func (b *Buckets) Report(key string, s transport.BucketState) {
 	b.mu.Lock()
 	h := b.held[key]
 	if h != nil {
-		h.state, h.sending = s, false
+		h.state = s
 	}
 	turn := h != nil && h.wanted && !h.releasing && h.spent(time.Now())
 	b.mu.Unlock()
@@ -183,11 +177,11 @@ func (b *Buckets) Report(key string, s transport.BucketState) {
 	}
 }
 
-// Sending implements transport.Coordinator.
-func (b *Buckets) Sending(key string) {
+// Starved implements transport.Coordinator.
+func (b *Buckets) Starved(key string) {
 	b.mu.Lock()
-	if h := b.held[key]; h != nil {
-		h.used, h.sending = time.Now(), true
+	if h := b.held[key]; h != nil && h.starved.IsZero() {
+		h.starved = time.Now()
 	}
 	b.mu.Unlock()
 }
@@ -204,7 +198,7 @@ func (b *Buckets) offer() {
 func (b *Buckets) Idle(key string, s transport.BucketState) {
 	b.mu.Lock()
 	if h := b.held[key]; h != nil {
-		h.state, h.idle, h.sending = s, time.Now(), false
+		h.state, h.idle = s, time.Now()
 	}
 	b.mu.Unlock()
 }
@@ -301,7 +295,7 @@ func (b *Buckets) ask(ctx context.Context) {
 		if s, ok := won[k]; ok {
 			// Idle until the engine comes back for it, so a claim whose
 			// request went meanwhile (cancelled, timed out) is let go.
-			h := &held{until: began.Add(b.o.Lease), state: s, idle: time.Now(), used: time.Now()}
+			h := &held{until: began.Add(b.o.Lease), state: s, idle: time.Now()}
 			if s.Limit > 0 {
 				h.handed = &s
 			}
@@ -408,8 +402,7 @@ func (b *Buckets) released(key string) {
 }
 
 // want hears that another process asked for a bucket this one holds: an
-// idle one goes now, one in use when its window is spent or it is not
-// sent on for Poll.
+// idle one goes now, one in use when its window is spent or it starves.
 func (b *Buckets) want(key string) {
 	b.mu.Lock()
 	if h := b.held[key]; h != nil {
@@ -460,7 +453,7 @@ func (b *Buckets) listen(ctx context.Context) {
 
 // release lets go of the buckets idle for Linger (all of them when all is
 // set) and of those another process asked for that are idle, spent or
-// unused for Poll, leaving their state for the next holder. A bucket that
+// starved, leaving their state for the next holder. A bucket that
 // may go is marked releasing meanwhile, so the engine cannot send on it
 // from memory while another process may already have taken it.
 func (b *Buckets) release(ctx context.Context, all bool) {
@@ -472,7 +465,8 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 	for _, k := range b.heldKeys() {
 		h := b.held[k]
 		old := all || !now.Before(h.until) || (!h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger)
-		handOn := h.wanted && !h.sending && (!h.idle.IsZero() || h.spent(now) || now.Sub(h.used) >= b.o.Poll)
+		starved := !h.starved.IsZero() && now.Sub(h.starved) >= b.o.Poll
+		handOn := h.wanted && (!h.idle.IsZero() || h.spent(now) || starved)
 		if old || handOn {
 			keys = append(keys, k)
 			force = append(force, old)

@@ -16,16 +16,11 @@ import (
 // go of what it holds.
 func leases(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string) *Buckets {
 	t.Helper()
-	return leasesWith(t, ctx, db, host, BucketOptions{Lease: 600 * time.Millisecond, Linger: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
-}
-
-func leasesWith(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string, o BucketOptions) *Buckets {
-	t.Helper()
 	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Host: host})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := c.Buckets(o)
+	b := c.Buckets(BucketOptions{Lease: 600 * time.Millisecond, Linger: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
 	t.Cleanup(func() { <-done })
@@ -73,7 +68,6 @@ func TestBucketLeaseMovesWithItsState(t *testing.T) {
 			t.Fatal("a lost k while using it")
 		}
 	}
-	a.Sending("k") // in use, as the engine uses it: a request is on the wire
 	if s := a.Stats(); s.Memory < 100 {
 		t.Errorf("claims of a held bucket from memory: %d of 100", s.Memory)
 	}
@@ -165,16 +159,14 @@ func TestBucketHashesAreShared(t *testing.T) {
 }
 
 // A bucket in use that another member asks for moves at the end of its
-// window (spent), or once nothing was sent on it for a poll, never while
-// a request of the holder's is unanswered: members take turns instead of
-// one holding what its share of the global limit cannot send.
+// window (spent), or once it waited a poll for a slot of its holder's
+// share of the global limit (starved): members take turns, and each uses
+// its share. One whose window has room stays with the member that keeps
+// it busy, and goes as soon as that member's queue for it is empty.
 func TestWantedBucketTakesTurns(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
-	// a's poll is long enough that a loaded machine never stalls the
-	// test's claim-then-send loop for one, which would end a's turn.
-	const poll = 200 * time.Millisecond
-	a := leasesWith(t, t.Context(), db, "a", BucketOptions{Lease: 2 * time.Second, Linger: 50 * time.Millisecond, Poll: poll})
+	a := leases(t, t.Context(), db, "a")
 	b := leases(t, t.Context(), db, "b")
 	asked := func(key string) {
 		t.Helper()
@@ -182,18 +174,15 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 		if c := a.Claim(key, func() {}); !c.Held || c.Wanted {
 			t.Fatalf("a's claim of %s before b asked: %+v", key, c)
 		}
-		a.Sending(key)
 		lost := b.Stats().Lost
 		b.Claim(key, func() {})
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			// As the engine does: claim, then send on what is held.
 			c := a.Claim(key, func() {})
 			if !c.Held {
-				t.Fatalf("a lost %s while sending on it", key)
+				t.Fatalf("a lost %s while using it", key)
 			}
-			a.Sending(key)
 			if b.Stats().Lost > lost && c.Wanted {
-				break
+				return
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("a never heard that b wants %s", key)
@@ -210,14 +199,27 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 		t.Fatalf("b took the spent bucket with %+v, want %+v", c.Handed, left)
 	}
 
-	// In flight: kept until answered, however long that takes.
-	asked("busy")
-	time.Sleep(3 * poll)
-	if c := b.Claim("busy", func() {}); c.Held {
-		t.Fatal("b took a bucket while a's request on it was unanswered")
+	// Starved: a's next request waits for a global slot; a poll on, it
+	// goes, unless a came back for it (a slot was granted) meanwhile.
+	asked("starved")
+	a.Starved("starved")
+	a.Claim("starved", func() {}) // granted at once: a sends again
+	a.Starved("starved")
+	c = claimWithin(t, b, "starved", time.Second)
+	if c := a.Claim("starved", func() {}); c.Held {
+		t.Fatal("a and b both hold the starved bucket")
 	}
-	// Answered with room left, then unused for a poll: it goes.
+
+	// Room left: kept while in use, however long b waits; idle, it goes.
+	asked("busy")
 	a.Report("busy", transport.BucketState{Limit: 5, Remaining: 3, ResetAt: time.Now().Add(2 * time.Second)})
+	for range 10 {
+		time.Sleep(20 * time.Millisecond) // a poll
+		if c := a.Claim("busy", func() {}); !c.Held {
+			t.Fatal("a lost a bucket with room left while using it")
+		}
+	}
+	a.Idle("busy", transport.BucketState{Limit: 5, Remaining: 2, ResetAt: time.Now().Add(2 * time.Second)})
 	claimWithin(t, b, "busy", time.Second)
 	if c := a.Claim("busy", func() {}); c.Held {
 		t.Fatal("a and b both hold busy")

@@ -17,12 +17,13 @@ type Coordinator interface {
 	// holds is answered from memory; one it does not is asked of the
 	// others in the background, and wake is called once the answer is in.
 	Claim(key string, wake func()) Claim
-	// Sending says a request goes out on a held bucket now; Report
-	// follows its answer.
-	Sending(key string)
 	// Report keeps what Discord last said of a held bucket, for whichever
 	// process holds it next.
 	Report(key string, s BucketState)
+	// Starved says a held bucket's next request waits for a slot of the
+	// global limit, nothing of it in flight; the next Claim ends that.
+	// Another process that wants the bucket may have more slots to spare.
+	Starved(key string)
 	// Idle says this process has nothing queued for a held bucket: the
 	// coordinator lets it go unless it is claimed again soon.
 	Idle(key string, s BucketState)
@@ -144,10 +145,11 @@ func (e *Engine) claim(b *bucket, r Route) (c Claim, handed bool) {
 	return c, false
 }
 
-// sending tells the coordinator a request goes out on b. The lock is held.
-func (e *Engine) sending(b *bucket) {
+// starved tells the coordinator b waits for a global slot. The lock is
+// held.
+func (e *Engine) starved(b *bucket) {
 	if b.held && e.coord != nil {
-		e.coord.Sending(b.lease)
+		e.coord.Starved(b.lease)
 	}
 }
 

@@ -17,6 +17,7 @@ type coordinator struct {
 	held    func(key string) bool
 	wanted  string
 	claimed map[string]int
+	starved map[string]int
 }
 
 func (c *coordinator) Claim(key string, _ func()) Claim {
@@ -35,8 +36,12 @@ func (c *coordinator) claims(key string) int {
 	return c.claimed[key]
 }
 
-func (*coordinator) Sending(string)             {}
 func (*coordinator) Report(string, BucketState) {}
+func (c *coordinator) Starved(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.starved[key]++
+}
 func (*coordinator) Idle(string, BucketState)   {}
 func (*coordinator) Learned(string, string)     {}
 
@@ -46,7 +51,8 @@ func (*coordinator) Learned(string, string)     {}
 func TestWantedBucketGoesFirst(t *testing.T) {
 	t.Parallel()
 	d, e := schedulingDiscord(t, "10", Config{GlobalLimit: 1})
-	e.Coordinate(&coordinator{held: func(string) bool { return true }, wanted: leaseKey("roles|5"), claimed: map[string]int{}})
+	c := &coordinator{held: func(string) bool { return true }, wanted: leaseKey("roles|5"), claimed: map[string]int{}, starved: map[string]int{}}
+	e.Coordinate(c)
 	warm(t, d, e, false)
 	ctx := t.Context()
 	var calls []<-chan call
@@ -60,6 +66,14 @@ func TestWantedBucketGoesFirst(t *testing.T) {
 	d.waitRequests(3)
 	if got := sentOrder(d, 2); len(got) != 1 || got[0] != "PUT /guilds/5/members/6/roles/1" {
 		t.Fatalf("first sent %v, want the wanted role bucket before 2 edits (both drain nothing)", got)
+	}
+	// The edits waited for the global slot: the coordinator heard, so a
+	// process with slots to spare may take their bucket.
+	c.mu.Lock()
+	starved := c.starved[leaseKey("edits|1")]
+	c.mu.Unlock()
+	if starved == 0 {
+		t.Error("the edits' bucket waited for a global slot and the coordinator never heard")
 	}
 	for range 2 {
 		d.sleepers(1)
@@ -82,7 +96,7 @@ func TestSeededHashMovesQueuedRequests(t *testing.T) {
 	d := newDiscord(t, func(*http.Request, int) reply { return ok() })
 	e := d.engine(Config{})
 	hashKey := leaseKey("edits|1")
-	c := &coordinator{held: func(key string) bool { return key == hashKey }, claimed: map[string]int{}}
+	c := &coordinator{held: func(key string) bool { return key == hashKey }, claimed: map[string]int{}, starved: map[string]int{}}
 	e.Coordinate(c)
 	sent := d.send(t.Context(), e, "PATCH", "/channels/1/messages/1")
 	wait.Until(t, "a claim under the route's name", func() bool { return c.claims(leaseKey(route+"|1")) > 0 })

@@ -88,8 +88,9 @@ func (e *Engine) work(b *bucket) {
 			b.breaker = breakerHalfOpen // this request is the one probe
 		}
 		if !it.route.Exempt && b.slot < 0 && !e.acquireGlobal(b, now) {
+			e.starved(b)
 			e.await(b)
-			continue
+			continue // and claim b again: it may have gone meanwhile
 		}
 		b.pop()
 		slot := b.slot
@@ -100,7 +101,6 @@ func (e *Engine) work(b *bucket) {
 		b.remaining--
 		b.inflight = true
 		e.metrics.queueWait.WithLabelValues(it.route.Key()).Observe(now.Sub(it.enqueued).Seconds())
-		e.sending(b)
 		e.mu.Unlock()
 		resp, body, wrote, err := e.send(it)
 		e.mu.Lock()
