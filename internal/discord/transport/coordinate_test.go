@@ -42,8 +42,8 @@ func (c *coordinator) Starved(key string) {
 	defer c.mu.Unlock()
 	c.starved[key]++
 }
-func (*coordinator) Idle(string, BucketState)   {}
-func (*coordinator) Learned(string, string)     {}
+func (*coordinator) Idle(string, BucketState) {}
+func (*coordinator) Learned(string, string)   {}
 
 // A bucket another process waits for goes first for global slots at the
 // same priority, although here it drains no longer than the others and
