@@ -42,6 +42,7 @@ func (c *coordinator) Starved(key string) {
 	defer c.mu.Unlock()
 	c.starved[key]++
 }
+
 func (*coordinator) Idle(string, BucketState) {}
 func (*coordinator) Learned(string, string)   {}
 
