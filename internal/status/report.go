@@ -240,8 +240,8 @@ func healthLines(loc *i18n.Localizer, h transport.Health, now time.Time) []strin
 }
 
 // processLines lists the herald processes sharing the bot's token, the
-// shards each serves, the buckets it holds and the share of the global
-// limit each takes.
+// shards each serves and the buckets it holds, and this process's share
+// of the global limit now.
 func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h transport.Health) []string {
 	members, err := cluster.Live(ctx, db)
 	if err != nil || len(members) == 0 {
