@@ -4,6 +4,23 @@
 // and services (a server on a port of its own) — and one line in
 // internal/app's list; `herald run`, `register-commands`, `bench` and the
 // test harness all build herald from that list the same way.
+//
+// What a new feature needs today, each checked by a test where noted:
+//
+//   - its package under internal/, whose Feature() returns the Feature,
+//     and a row in README.md's package table;
+//   - its commands in a file of commands/, the catalog Discord shows,
+//     returned by Feature.Commands; Mux.Check stops start-up on a
+//     command without a route or a route without a command;
+//   - its messages in a section of each of locales/*.toml, the same keys
+//     in every language (checked), and a label status.kind.<kind> for
+//     each job kind it registers (checked: TestEveryJobKindHasALabel);
+//   - its tables in a numbered goose file of migrations/;
+//   - the line in internal/app's list of features.
+//
+// A command answered by a job that renders a report is a followup view
+// (followup.Later, followup.RegisterView); a job that answers the
+// interaction after its work embeds followup.Reply.
 package feature
 
 import (
