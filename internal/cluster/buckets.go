@@ -39,8 +39,9 @@ type Buckets struct {
 	freed  map[string]time.Time
 	hashes map[string]string // learned here, to be written
 	kick   chan struct{}
-	// wanted hears that another process asked for a bucket this one
-	// holds (LISTEN herald_buckets_wanted).
+	// wanted wakes the loop to hand on what others want: one of them
+	// asked for a bucket this one holds (LISTEN herald_buckets_wanted),
+	// or a wanted bucket's window was spent (offer).
 	wanted chan struct{}
 
 	stats bucketCounters
@@ -284,7 +285,7 @@ func (b *Buckets) ask(ctx context.Context) {
 	for k := range asking {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys) // the order the rows are locked in (see ordered)
+	slices.Sort(keys) // the order the rows are locked in (see inKeyOrder)
 	began := time.Now()
 	won, lost, err := b.claim(ctx, keys)
 	if err != nil && ctx.Err() == nil {
@@ -374,8 +375,8 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 		}
 		slices.Sort(wanted)
 		b.stats.queries.Add(1)
-		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanted = true FROM (`+ordered+`) l WHERE b.key = l.key AND b.owner <> $2 RETURNING b.owner, b.key)
-			SELECT pg_notify('herald_buckets_wanted', owner || ' ' || key) FROM w`, wanted, b.c.id); err != nil {
+		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanted = true FROM (`+inKeyOrder+`) l WHERE b.key = l.key AND b.owner <> $1 RETURNING b.owner, b.key)
+			SELECT pg_notify('herald_buckets_wanted', owner || ' ' || key) FROM w`, b.c.id, wanted); err != nil {
 			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
 		}
 	}
@@ -483,8 +484,8 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 	rows, cancel, err := b.query(ctx, `WITH r AS (
 			UPDATE herald_buckets b SET lease_until = now(), lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
 			FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s,
-				(`+ordered2+`) l
-			WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key, b.wanted),
+				(`+inKeyOrder+`) l
+			WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key),
 		n AS (SELECT pg_notify('herald_buckets_released', key) FROM r)
 		SELECT key FROM r WHERE (SELECT count(*) FROM n) >= 0`, append(append([]any{b.c.id, keys}, columns(states)...), force)...)
 	var released []string
@@ -542,7 +543,7 @@ func (b *Buckets) renew(ctx context.Context) {
 	rows, cancel, err := b.query(ctx, `UPDATE herald_buckets b SET lease_until = now() + make_interval(secs => $6),
 			lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
 		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s,
-			(`+ordered2+`) l
+			(`+inKeyOrder+`) l
 		WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), b.o.Lease.Seconds())...)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -632,12 +633,8 @@ func (b *Buckets) shareHashes(ctx context.Context) {
 // Every statement that takes several leases locks their rows in key
 // order, so two processes taking overlapping sets never deadlock (which
 // Postgres resolves only after deadlock_timeout, a second in which the
-// losing process's leases lapse). ordered locks the rows named by $1,
-// ordered2 those named by $2.
-const (
-	ordered  = `SELECT key FROM herald_buckets WHERE key = ANY($1) ORDER BY key FOR UPDATE`
-	ordered2 = `SELECT key FROM herald_buckets WHERE key = ANY($2) ORDER BY key FOR UPDATE`
-)
+// losing process's leases lapse). inKeyOrder locks the rows named by $2.
+const inKeyOrder = `SELECT key FROM herald_buckets WHERE key = ANY($2) ORDER BY key FOR UPDATE`
 
 // heldKeys lists the buckets held, in key order. The lock is held.
 func (b *Buckets) heldKeys() []string {

@@ -421,8 +421,7 @@ func (e *Engine) globalWait(now time.Time) (d time.Duration, blocked bool) {
 
 // globalWaitAfter is globalWait for the slot k places after the next one.
 func (e *Engine) globalWaitAfter(now time.Time, k int) (d time.Duration, blocked bool) {
-	e.global.setShare(e.globalShare(now))
-	d, blocked = e.global.waitAfter(now, k)
+	d, blocked = e.global.waitAfter(now, k, e.globalShare(now))
 	if blocked {
 		return d, true
 	}

@@ -10,7 +10,6 @@ import "time"
 // whatever the latency. The cost is one round trip per window.
 type globalLimiter struct {
 	n      int // the ring's size: the bot's whole global limit
-	share  int // how many of them this process may use (internal/cluster)
 	period time.Duration
 	slots  []slot // ring of the last n requests
 	next   int
@@ -22,31 +21,25 @@ type slot struct {
 }
 
 func newGlobalLimiter(n int, period time.Duration) *globalLimiter {
-	return &globalLimiter{n: n, share: n, period: period, slots: make([]slot, 0, n)}
+	return &globalLimiter{n: n, period: period, slots: make([]slot, 0, n)}
 }
 
-// setShare lets this process use share of the limit, from none (its turn
-// has not come, share.go) to all of it: a request may start once the one
-// share places before it finished a period ago. The ring keeps the whole
-// limit's history, so a share can grow back at once.
-func (g *globalLimiter) setShare(share int) { g.share = min(max(share, 0), g.n) }
-
-// wait is how long until one more request may start. blocked means the
-// slot it needs is still in flight: the wait ends when that request is
-// answered, and the period is only an upper bound to sleep.
-func (g *globalLimiter) wait(now time.Time) (d time.Duration, blocked bool) {
-	return g.waitAfter(now, 0)
-}
-
-// waitAfter is wait for the slot k places after the next one: how long
-// until k+1 more requests may have started, slots being taken in order.
-func (g *globalLimiter) waitAfter(now time.Time, k int) (d time.Duration, blocked bool) {
-	if k >= g.share {
+// waitAfter is how long until k+1 more requests may have started, slots
+// being taken in order, when this process may use share of the limit,
+// from none (its turn has not come, share.go) to all of it: a request may
+// start once the one share places before it finished a period ago. The
+// ring keeps the whole limit's history, so a share can grow back at once.
+// blocked means the slot needed is still in flight: the wait ends when
+// that request is answered, and the period is only an upper bound to
+// sleep.
+func (g *globalLimiter) waitAfter(now time.Time, k, share int) (d time.Duration, blocked bool) {
+	share = min(share, g.n)
+	if k >= share {
 		return g.period, true
 	}
 	// The request this one must follow: share places back from the next,
 	// k+1 of which are the ones before it here.
-	back := g.share - k
+	back := share - k
 	if back > len(g.slots) {
 		return 0, false
 	}

@@ -6,11 +6,11 @@ import (
 )
 
 // starts counts how many requests begin within one period, each answered
-// at once, under the limiter's current share.
-func starts(g *globalLimiter, now time.Time) int {
+// at once, under share.
+func starts(g *globalLimiter, now time.Time, share int) int {
 	n := 0
 	for {
-		if d, blocked := g.wait(now); d > 0 || blocked {
+		if d, blocked := g.waitAfter(now, 0, share); d > 0 || blocked {
 			return n
 		}
 		g.done(g.take(now), now)
@@ -20,28 +20,25 @@ func starts(g *globalLimiter, now time.Time) int {
 
 // A process's share of the global limit bounds what it starts in a
 // period; the share can shrink and grow while the ring keeps the whole
-// limit's history, and it is never below one.
+// limit's history, and with none nothing starts.
 func TestGlobalShare(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	g := newGlobalLimiter(10, time.Second)
-	if n := starts(g, now); n != 10 {
+	if n := starts(g, now, 10); n != 10 {
 		t.Fatalf("whole limit: %d starts, want 10", n)
 	}
 	now = now.Add(time.Second)
-	g.setShare(3)
-	if n := starts(g, now); n != 3 {
+	if n := starts(g, now, 3); n != 3 {
 		t.Errorf("share 3: %d starts, want 3", n)
 	}
 	now = now.Add(500 * time.Millisecond)
-	g.setShare(10)
 	// 3 started half a period ago: 7 more fit in the period.
-	if n := starts(g, now); n != 7 {
+	if n := starts(g, now, 10); n != 7 {
 		t.Errorf("share back to 10 half a period on: %d starts, want 7", n)
 	}
 	// No share (a process waiting for its turn, share.go): nothing starts
 	// however long ago the last request was.
-	g.setShare(0)
-	if n := starts(g, now.Add(time.Hour)); n != 0 {
+	if n := starts(g, now.Add(time.Hour), 0); n != 0 {
 		t.Errorf("share 0: %d starts", n)
 	}
 }

@@ -48,9 +48,7 @@ func (e *Engine) Share(processes, rank int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.processes, e.rank = max(processes, 1), rank
-	now := e.clock.Now()
-	e.global.setShare(e.globalShare(now))
 	e.invalid.share(e.cfg, e.processes)
 	// A larger share frees slots now.
-	e.dispatch(now, nil)
+	e.dispatch(e.clock.Now(), nil)
 }
