@@ -201,7 +201,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	kit := feature.Kit{Config: cfg, Application: a.application, Missing: a.missing, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
 		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
 		Roles: guildroles.New(a.discord, a.application.BotUserID, rolesWindow),
-		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry})}
+		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry.Section("bulk")})}
 	if err := feature.Build(kit, all...); err != nil {
 		return nil, err
 	}

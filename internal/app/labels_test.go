@@ -7,9 +7,9 @@ import (
 	"github.com/herald-bot/herald/internal/store/storetest"
 )
 
-// Every job kind herald registers has a label for /herald status (the
-// shipped catalogs hold the same keys, TestShippedKeysMatch): an admin
-// never reads a raw kind such as `webhookproxy_drain`.
+// Every job kind herald registers has a label for /herald status in every
+// shipped language, in the locale section of the feature that registered
+// it: an admin never reads a raw kind such as `webhookproxy_drain`.
 func TestEveryJobKindHasALabel(t *testing.T) {
 	t.Parallel()
 	a, err := New(t.Context(), testConfig(t, storetest.URL(t)), slog.New(slog.DiscardHandler))
@@ -17,14 +17,20 @@ func TestEveryJobKindHasALabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	loc := a.catalog.For("en", "")
 	kinds := a.registry.Kinds()
 	if len(kinds) < 10 {
 		t.Fatalf("only %d job kinds registered: %v", len(kinds), kinds)
 	}
-	for _, kind := range kinds {
-		if key := "status.kind." + kind; loc.T(key, nil) == key {
-			t.Errorf("job kind %s has no label (%s in locales/*.toml)", kind, key)
+	langs := a.catalog.Languages()
+	if len(langs) < 4 {
+		t.Fatalf("only %d languages shipped: %v", len(langs), langs)
+	}
+	for _, lang := range langs {
+		loc := a.catalog.For(lang, "")
+		for _, kind := range kinds {
+			if key := a.registry.LabelKey(kind); loc.T(key, nil) == key {
+				t.Errorf("job kind %s has no label in %s (%s in locales/%s.toml)", kind, lang, key, lang)
+			}
 		}
 	}
 }

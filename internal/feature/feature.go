@@ -13,8 +13,9 @@
 //     returned by Feature.Commands; Mux.Check stops start-up on a
 //     command without a route or a route without a command;
 //   - its messages in a section of each of locales/*.toml, the same keys
-//     in every language (checked), and a label status.kind.<kind> for
-//     each job kind it registers (checked: TestEveryJobKindHasALabel);
+//     in every language (checked), among them a label <name>.jobs.<kind>
+//     for each job kind it registers through Kit.Jobs (checked in every
+//     language: TestEveryJobKindHasALabel);
 //   - its tables in a numbered goose file of migrations/;
 //   - the line in internal/app's list of features.
 //
@@ -161,8 +162,10 @@ func Build(k Kit, fs ...Feature) error {
 	return nil
 }
 
-// with gives a feature a logger that names it.
+// with gives a feature a logger that names it and a view of the job
+// registry whose kinds its own locale section labels.
 func (k Kit) with(name string) Kit {
 	k.Log = k.Log.With("feature", name)
+	k.Jobs = k.Jobs.Section(name)
 	return k
 }

@@ -36,7 +36,9 @@ func (s summary) text(ctx context.Context, guildID string, loc *i18n.Localizer) 
 type summary struct {
 	db      *pgxpool.Pool
 	reports *feature.Reports
-	health  func() transport.Health
+	// jobs labels the job kinds the summary names.
+	jobs   *work.Registry
+	health func() transport.Health
 	// missing are the features' needs the application's privileged
 	// intents do not meet, as read at start.
 	missing []feature.Need
@@ -48,7 +50,7 @@ func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer
 	if err != nil {
 		return "", err
 	}
-	waits, fails, err := troubleLines(ctx, s.db, guildID, loc, now)
+	waits, fails, err := troubleLines(ctx, s.db, guildID, loc, s.jobs, now)
 	if err != nil {
 		return "", err
 	}
@@ -140,7 +142,7 @@ const superseded = `EXISTS (SELECT 1 FROM river_job k WHERE k.kind = j.kind AND 
 // troubleLines lists the guild's waiting jobs and those failed in the
 // last 24 hours and not superseded, grouped by what they do and why, with until when a
 // waiting group waits and the fix of a failed one.
-func troubleLines(ctx context.Context, db *pgxpool.Pool, guildID string, loc *i18n.Localizer, now time.Time) (waits, fails []string, err error) {
+func troubleLines(ctx context.Context, db *pgxpool.Pool, guildID string, loc *i18n.Localizer, labels *work.Registry, now time.Time) (waits, fails []string, err error) {
 	rows, err := db.Query(ctx, `SELECT id, kind, state, attempt, scheduled_at, metadata FROM river_job j
 		WHERE metadata @> jsonb_build_object($1::text, $2::text)
 			AND (`+waiting+`
@@ -191,11 +193,11 @@ func troubleLines(ctx context.Context, db *pgxpool.Pool, guildID string, loc *i1
 		}
 	}
 	for _, g := range waitGroups {
-		waits = append(waits, loc.T("status.waiting", map[string]any{"What": kindLabel(loc, g.kind), "Count": g.count,
+		waits = append(waits, loc.T("status.waiting", map[string]any{"What": kindLabel(loc, labels, g.kind), "Count": g.count,
 			"Reason": loc.T("status.wait_reason."+reasonKey(g.reason), nil), "Until": g.until.Unix()}))
 	}
 	for _, g := range failGroups {
-		fails = append(fails, loc.T("status.failed", map[string]any{"What": kindLabel(loc, g.kind), "Count": g.count,
+		fails = append(fails, loc.T("status.failed", map[string]any{"What": kindLabel(loc, labels, g.kind), "Count": g.count,
 			"Reason": loc.T("status.fail_reason."+reasonKey(g.reason), nil), "Fix": loc.T("status.fix."+reasonKey(g.reason), nil)}))
 	}
 	return waits, fails, nil
@@ -212,10 +214,11 @@ func reasonKey(r work.Reason) string {
 
 // kindLabel is what a job kind does, in the admin's words, or the kind
 // itself for one the catalog does not name.
-func kindLabel(loc *i18n.Localizer, kind string) string {
-	key := "status.kind." + kind
-	if s := loc.T(key, nil); s != key {
-		return s
+func kindLabel(loc *i18n.Localizer, jobs *work.Registry, kind string) string {
+	if key := jobs.LabelKey(kind); key != "" {
+		if s := loc.T(key, nil); s != key {
+			return s
+		}
 	}
 	return "`" + kind + "`"
 }

@@ -38,7 +38,7 @@ func build(k feature.Kit) error {
 		r.Command("/board", board)
 	})
 	followup.RegisterView[jobsView](k.Jobs, k.Followups, k.Catalog, jobCounts{k.DB}.text)
-	sum := summary{db: k.DB, reports: k.Reports, health: k.Health, missing: k.Missing}
+	sum := summary{db: k.DB, reports: k.Reports, jobs: k.Jobs, health: k.Health, missing: k.Missing}
 	followup.RegisterView[statusView](k.Jobs, k.Followups, k.Catalog, sum.text)
 	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: k.Config.Var(boardInterval.Key).(time.Duration)})
 	return nil

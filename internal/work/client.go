@@ -68,7 +68,7 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 	if o.Clock != nil {
 		cfg.Test.Time = riverTime{o.Clock}
 	}
-	if o.Registry != nil && len(o.Registry.kinds) > 0 {
+	if o.Registry != nil && len(o.Registry.sections) > 0 {
 		// A working client also keeps herald's bookkeeping tables small.
 		Register(o.Registry, &pruneWorker{db: pool})
 		cfg.Queues = Queues(o.Lanes)

@@ -189,6 +189,22 @@ func TestRegistryKinds(t *testing.T) {
 	if got := reg.Kinds(); len(got) != 1 || got[0] != "test_block" {
 		t.Errorf("kinds = %v", got)
 	}
+	// A kind is labelled by the section it was registered through; every
+	// view shares the kinds.
+	if got := reg.LabelKey("test_block"); got != "herald.jobs.test_block" {
+		t.Errorf("label key = %q", got)
+	}
+	tickets := reg.Section("tickets")
+	work.Register(tickets, &countWorker{})
+	if got := reg.LabelKey("test_count"); got != "tickets.jobs.test_count" {
+		t.Errorf("label key through a section = %q", got)
+	}
+	if got := reg.Kinds(); len(got) != 2 {
+		t.Errorf("kinds after a section registered = %v", got)
+	}
+	if got := tickets.LabelKey("nope"); got != "" {
+		t.Errorf("label key of an unknown kind = %q", got)
+	}
 }
 
 func TestQueuesMatchLanes(t *testing.T) {
