@@ -275,6 +275,20 @@ func validate(c *discordgo.ApplicationCommand) error {
 // without subcommands, and each subcommand ("/herald/jobs",
 // "/rolemenu/option/add").
 func Paths(cmds []*discordgo.ApplicationCommand) []string {
+	return leaves(cmds, func([]*discordgo.ApplicationCommandOption) bool { return true })
+}
+
+// Completing lists the paths (as Paths names them) that have an option
+// Discord autocompletes: each needs an autocomplete route.
+func Completing(cmds []*discordgo.ApplicationCommand) []string {
+	return leaves(cmds, func(opts []*discordgo.ApplicationCommandOption) bool {
+		return slices.ContainsFunc(opts, func(o *discordgo.ApplicationCommandOption) bool { return o.Autocomplete })
+	})
+}
+
+// leaves lists the paths of cmds' leaves (commands without subcommands,
+// and subcommands) whose options keep holds for.
+func leaves(cmds []*discordgo.ApplicationCommand, keep func([]*discordgo.ApplicationCommandOption) bool) []string {
 	var out []string
 	var walk func(path string, opts []*discordgo.ApplicationCommandOption)
 	walk = func(path string, opts []*discordgo.ApplicationCommandOption) {
@@ -285,7 +299,7 @@ func Paths(cmds []*discordgo.ApplicationCommand) []string {
 				walk(path+"/"+o.Name, o.Options)
 			}
 		}
-		if leaf {
+		if leaf && keep(opts) {
 			out = append(out, path)
 		}
 	}

@@ -50,3 +50,17 @@ func TestTickets(t *testing.T) {
 		}
 	}
 }
+
+// Completing names the paths whose options Discord autocompletes: the
+// panel options of /tickets, and nothing else.
+func TestTicketsCompleting(t *testing.T) {
+	t.Parallel()
+	cmds, err := Merge(Tickets(catalog(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/tickets/topic/add", "/tickets/topic/remove", "/tickets/form"}
+	if got := Completing(cmds); !slices.Equal(got, want) {
+		t.Errorf("completing = %v, want %v", got, want)
+	}
+}

@@ -135,9 +135,9 @@ func Settings(fs ...Feature) []config.Var {
 }
 
 // Build builds every feature into k, then checks that each declared
-// command has a route and each command route a declaration, so a
-// mismatch stops herald at start-up instead of answering members
-// "outdated".
+// command and autocomplete option has a route and each such route a
+// declaration, so a mismatch stops herald at start-up instead of
+// answering members "outdated".
 func Build(k Kit, fs ...Feature) error {
 	seen := map[string]bool{}
 	for _, f := range fs {
@@ -156,7 +156,7 @@ func Build(k Kit, fs ...Feature) error {
 	if err != nil {
 		return err
 	}
-	if err := k.Routes.Check(commands.Paths(declared)); err != nil {
+	if err := k.Routes.Check(interaction.Declared{Commands: commands.Paths(declared), Autocomplete: commands.Completing(declared)}); err != nil {
 		return errors.Join(errors.New("feature: routes do not match the declared commands"), err)
 	}
 	return nil

@@ -144,30 +144,41 @@ func cleanPath(p string) string {
 	return "/" + p
 }
 
+// Declared is what Discord is told about, as paths ("/herald/jobs"):
+// the commands, and those of them with an option Discord autocompletes.
+type Declared struct {
+	Commands     []string
+	Autocomplete []string
+}
+
 // Check reports every registration mistake, and every mismatch between
-// the command paths Discord is told about (declared, e.g. "/herald/jobs")
-// and the routed ones: a declared command without a handler would answer
-// "outdated", a handler without a declaration could never be reached.
-func (m *Mux) Check(declared []string) error {
+// the declared paths and the routed ones: a declared command or
+// autocomplete option without a handler would answer "outdated" or
+// offer nothing, a handler without a declaration could never be reached.
+func (m *Mux) Check(d Declared) error {
 	errs := slices.Clone(m.t.errs)
+	errs = append(errs, matchRoutes("command", d.Commands, m.t.commands)...)
+	errs = append(errs, matchRoutes("autocomplete", d.Autocomplete, m.t.autocomplete)...)
+	return errors.Join(errs...)
+}
+
+// matchRoutes reports the declared paths without a route and the routes
+// without a declaration.
+func matchRoutes(kind string, declared []string, routes map[string]Handler) []error {
+	var errs []error
 	want := map[string]bool{}
 	for _, p := range declared {
 		want[p] = true
-		if m.t.commands[p] == nil {
-			errs = append(errs, fmt.Errorf("interaction: command %q is declared but has no handler", p))
+		if routes[p] == nil {
+			errs = append(errs, fmt.Errorf("interaction: %s %q is declared but has no handler", kind, p))
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(m.t.commands)) {
+	for _, p := range slices.Sorted(maps.Keys(routes)) {
 		if !want[p] {
-			errs = append(errs, fmt.Errorf("interaction: command %q has a handler but no declaration", p))
+			errs = append(errs, fmt.Errorf("interaction: %s %q has a handler but no declaration", kind, p))
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(m.t.autocomplete)) {
-		if !want[p] {
-			errs = append(errs, fmt.Errorf("interaction: autocomplete %q is for no declared command", p))
-		}
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // match finds the handler for i and fills in's routing fields; ok is false

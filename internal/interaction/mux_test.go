@@ -56,7 +56,7 @@ func TestCommandsRouteByPath(t *testing.T) {
 		r.Autocomplete("/option/add", respond("suggest"))
 	})
 	m.Command("/ping", respond("pong"))
-	if err := m.Check([]string{"/rolemenu/create", "/rolemenu/option/add", "/ping"}); err != nil {
+	if err := m.Check(Declared{Commands: []string{"/rolemenu/create", "/rolemenu/option/add", "/ping"}, Autocomplete: []string{"/rolemenu/option/add"}}); err != nil {
 		t.Fatal(err)
 	}
 	str := discordgo.ApplicationCommandOptionString
@@ -93,7 +93,7 @@ func TestComponentsRouteByPattern(t *testing.T) {
 	m.Component("rolemenu:2:pick:{menu}:{option}", respond("pick"))
 	m.Component("rolemenu:2:pick:{menu}:none", respond("none"))
 	m.Component("tickets:1:open", respond("open"))
-	if err := m.Check(nil); err != nil {
+	if err := m.Check(Declared{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -166,12 +166,13 @@ func TestCheckReportsEveryMistake(t *testing.T) {
 	m.Component("rolemenu:x:pick", respond("g"))
 	m.Modal("tickets:1:form:{a}:{a}", respond("h"))
 	m.Use(func(h Handler) Handler { return h })
-	err := m.Check([]string{"/herald/jobs", "/herald/status"})
+	err := m.Check(Declared{Commands: []string{"/herald/jobs", "/herald/status"}, Autocomplete: []string{"/herald/jobs"}})
 	for _, want := range []string{
 		`command "/herald/jobs" registered twice`,
 		`command "/herald/status" is declared but has no handler`,
 		`command "/secret" has a handler but no declaration`,
-		`autocomplete "/nowhere" is for no declared command`,
+		`autocomplete "/nowhere" has a handler but no declaration`,
+		`autocomplete "/herald/jobs" is declared but has no handler`,
 		`component "rolemenu:1:pick:{other}" registered twice`,
 		`pattern "rolemenu:x:pick"`,
 		`variable "a" twice`,

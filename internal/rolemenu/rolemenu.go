@@ -19,6 +19,7 @@ package rolemenu
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -92,9 +93,9 @@ func build(k feature.Kit) error {
 		r.Command("/delete", d.deleteMenu)
 		r.Command("/list", d.list)
 		r.Command("/status", followup.Later[statusView])
-		for _, p := range []string{"/option/add", "/option/edit", "/option/remove", "/set/mode", "/set/picks", "/set/required-role",
-			"/set/blocked-role", "/set/temporary", "/set/link", "/publish", "/republish", "/move", "/delete"} {
-			r.Autocomplete(p, d.autocompleteMenu)
+		// Every autocompleted option of /rolemenu names a menu.
+		for _, p := range commands.Completing(commands.RoleMenu(k.Catalog)) {
+			r.Autocomplete(strings.TrimPrefix(p, "/rolemenu"), d.autocompleteMenu)
 		}
 	})
 	k.Routes.Group(func(r *interaction.Mux) {
