@@ -197,9 +197,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies,
 	}, reg)
 	mux := interaction.NewMux()
+	inserter := &work.Inserter{}
 	a.events = &gateway.Events{}
 	kit := feature.Kit{Config: cfg, Application: a.application, Missing: a.missing, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
-		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
+		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Insert: inserter, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
 		Roles: guildroles.New(a.discord, a.application.BotUserID, rolesWindow),
 		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry.Section("bulk")})}
 	if err := feature.Build(kit, all...); err != nil {
@@ -215,6 +216,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}); err != nil {
 		return nil, err
 	}
+	inserter.Bind(a.river)
 	a.dispatch = work.NewDispatcher(a.pool, a.river, log)
 	a.writer = work.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,

@@ -97,6 +97,10 @@ type Kit struct {
 	Metrics   prometheus.Registerer
 	Routes    *interaction.Mux
 	Jobs      *work.Registry
+	// Insert inserts jobs from outside a job (a service's handler); a
+	// job inserts through river.ClientFromContext. Both are herald's one
+	// River client, bound before anything runs.
+	Insert *work.Inserter
 	// Roles reads guilds' roles, shared by every feature within a short
 	// window; Events takes handlers of gateway events.
 	Roles  *guildroles.Reader

@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/webhookproxy/execute"
-	"github.com/herald-bot/herald/internal/work"
 )
 
 // Group commit, as work.GroupWriter does it for interactions: every
@@ -62,14 +62,14 @@ type acceptResult struct {
 // acceptor writes deliveries in groups.
 type acceptor struct {
 	db     *pgxpool.Pool
-	jobs   *work.Client // inserts only
+	jobs   inserter
 	batch  prometheus.Observer
 	quotas quotas
 	queue  chan *acceptItem // bodies up to largeBody
 	large  chan *acceptItem
 }
 
-func newAcceptor(db *pgxpool.Pool, jobs *work.Client, batch prometheus.Observer, q quotas) *acceptor {
+func newAcceptor(db *pgxpool.Pool, jobs inserter, batch prometheus.Observer, q quotas) *acceptor {
 	return &acceptor{db: db, jobs: jobs, batch: batch, quotas: q, queue: make(chan *acceptItem, 4*acceptMax), large: make(chan *acceptItem, acceptMax)}
 }
 
@@ -341,11 +341,17 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]in
 	return ids, err
 }
 
+// inserter inserts jobs within a transaction: the Kit's work.Inserter,
+// or the River client a job runs under.
+type inserter interface {
+	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+}
+
 // startDrains adds the new depth to each locked target and gives a River
 // job to every one that has none, in the caller's transaction: a pending
 // delivery is never stored without a job that will reach it.
 // Targets in also that added does not name get a job when they have none.
-func startDrains(ctx context.Context, tx pgx.Tx, jobs *work.Client, added map[string]int, targets map[string]target, also ...string) error {
+func startDrains(ctx context.Context, tx pgx.Tx, jobs inserter, added map[string]int, targets map[string]target, also ...string) error {
 	var names []string
 	var counts []int32
 	var params []river.InsertManyParams

@@ -79,7 +79,7 @@ func (w *pruneWorker) prune(ctx context.Context) error {
 // revive gives a drain job to every target with pending deliveries whose
 // job ended for good — River gave up on it after repeated database errors
 // — so such a target does not wait for its next accepted request.
-func revive(ctx context.Context, db *pgxpool.Pool, jobs *work.Client) error {
+func revive(ctx context.Context, db *pgxpool.Pool, jobs inserter) error {
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT t.target FROM webhookproxy_targets t LEFT JOIN river_job j ON j.id = t.job_id
 			WHERE EXISTS (SELECT 1 FROM webhookproxy_deliveries d WHERE d.target = t.target AND d.state = 'pending')

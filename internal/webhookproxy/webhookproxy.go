@@ -63,19 +63,13 @@ func build(k feature.Kit) error {
 	if !set.allow.all && len(set.allow.ids) == 0 {
 		k.Log.Warn("HERALD_PROXY_ALLOW names no webhook: the proxy refuses every request")
 	}
-	// An insert-only River client: the app's client, which works the
-	// jobs, is built after the features.
-	jobs, err := work.NewClient(k.DB, work.Options{Logger: k.Log})
-	if err != nil {
-		return err
-	}
 	ln, err := k.Services.Listen(Name, set.addr)
 	if err != nil {
 		return err
 	}
 	bodies := newBytePool(set.memory, set.memory/2)
 	m.watchBodies(bodies)
-	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, jobs, m.batch, set.quotas), tokens: tokens, bodies: bodies, rates: newRates(set.keyRate, set.keyBytesRate, execute.MaxBody(set.maxUpload)), hasher: hash,
+	p := &proxy{set: set, db: k.DB, accept: newAcceptor(k.DB, k.Insert, m.batch, set.quotas), tokens: tokens, bodies: bodies, rates: newRates(set.keyRate, set.keyBytesRate, execute.MaxBody(set.maxUpload)), hasher: hash,
 		waiters: w, metrics: m, log: k.Log, stopping: make(chan struct{})}
 	k.Services.Run(Name, func(ctx context.Context) error { return p.serve(ctx, ln) })
 	return nil
