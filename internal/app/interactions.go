@@ -15,15 +15,15 @@ import (
 
 // interactionsAddrVar turns on herald's second ingress: Discord's
 // Interactions Endpoint URL, beside the gateway.
-var interactionsAddrVar = config.Var{
+var interactionsAddrVar = config.Var[string]{
 	Setting: config.Setting{Key: "HERALD_INTERACTIONS_ADDR", RunOnly: true,
 		Help: "listen address of the Interactions Endpoint URL (e.g. :8082), served behind HTTPS at the URL saved in the Developer Portal; unset: interactions come over the gateway only"},
-	Parse: func(v string) (any, error) {
+	Parse: func(v string) (string, error) {
 		if v == "" {
 			return "", nil
 		}
 		if _, _, err := net.SplitHostPort(v); err != nil {
-			return nil, fmt.Errorf("want host:port: %w", err)
+			return "", fmt.Errorf("want host:port: %w", err)
 		}
 		return v, nil
 	},
@@ -31,7 +31,7 @@ var interactionsAddrVar = config.Var{
 
 // Settings lists the settings `herald run` reads beyond herald's core
 // ones: the app's own and those of its features, extra ones included.
-func Settings(extra ...feature.Feature) []config.Var {
+func Settings(extra ...feature.Feature) []config.Declared {
 	return append(feature.Settings(append(Features(), extra...)...), interactionsAddrVar)
 }
 
@@ -48,7 +48,7 @@ const (
 // listenInteractions binds the Interactions Endpoint URL's port when
 // HERALD_INTERACTIONS_ADDR is set.
 func (a *App) listenInteractions() error {
-	addr, _ := a.cfg.Var(interactionsAddrVar.Key).(string)
+	addr := interactionsAddrVar.Get(a.cfg)
 	if addr == "" {
 		return nil
 	}

@@ -71,24 +71,9 @@ type Config struct {
 	// Clock is the time jobs are scheduled and worked by; nil, as Load
 	// leaves it, is the real clock. Tests set one they move forward.
 	Clock *clock.Clock
-	// vars are the features' own settings, parsed (see Var).
+	// vars are the features' own settings, parsed (see Var.Get).
 	vars map[string]any
 }
-
-// Var is a setting a feature declares. Load reads and checks it with
-// herald's own, so an operator sees every problem in one round, and
-// `herald --help` lists it. A secret's Parse returns a Secret, which
-// prints redacted.
-type Var struct {
-	Setting
-	// Parse checks v (the default when unset) and returns the value the
-	// feature reads with Config.Var.
-	Parse func(v string) (any, error)
-}
-
-// Var returns the parsed value of a feature's setting, nil when Load was
-// not given it.
-func (c Config) Var(key string) any { return c.vars[key] }
 
 // LaneWorkers is the worker count of each River lane (see internal/work).
 type LaneWorkers struct {
@@ -142,7 +127,7 @@ type setting struct {
 
 // Settings lists every variable Load reads given the features' vars, in
 // documentation order.
-func Settings(vars ...Var) []Setting {
+func Settings(vars ...Declared) []Setting {
 	out := make([]Setting, 0, len(settings)+len(vars))
 	for _, s := range all(vars) {
 		out = append(out, s.Setting)
@@ -152,19 +137,20 @@ func Settings(vars ...Var) []Setting {
 
 // all is herald's settings followed by the features' vars, which are
 // only read by `herald run`.
-func all(vars []Var) []setting {
+func all(vars []Declared) []setting {
 	out := slices.Clone(settings)
 	for _, v := range vars {
-		v.RunOnly = true
-		out = append(out, setting{Setting: v.Setting, parse: func(c *Config, s string) error {
-			val, err := v.Parse(s)
+		desc, parse := v.declared()
+		desc.RunOnly = true
+		out = append(out, setting{Setting: desc, parse: func(c *Config, s string) error {
+			val, err := parse(s)
 			if err != nil {
 				return err
 			}
 			if c.vars == nil {
 				c.vars = map[string]any{}
 			}
-			c.vars[v.Key] = val
+			c.vars[desc.Key] = val
 			return nil
 		}})
 	}
@@ -404,12 +390,12 @@ func workers(key, def, help string, field func(*LaneWorkers) *int) setting {
 // Load reads every setting and the features' vars, applies defaults and
 // returns one error listing every problem, so an operator fixes a bad
 // environment in one round.
-func Load(lookup Lookup, vars ...Var) (Config, error) { return load(lookup, true, vars) }
+func Load(lookup Lookup, vars ...Declared) (Config, error) { return load(lookup, true, vars) }
 
 // LoadForMigrate is Load without the settings only `herald run` needs.
 func LoadForMigrate(lookup Lookup) (Config, error) { return load(lookup, false, nil) }
 
-func load(lookup Lookup, run bool, vars []Var) (Config, error) {
+func load(lookup Lookup, run bool, vars []Declared) (Config, error) {
 	var c Config
 	var problems []error
 	for _, s := range all(vars) {

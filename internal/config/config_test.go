@@ -286,15 +286,15 @@ func TestDropPolicy(t *testing.T) {
 // listed by Settings, printed redacted when its value is a Secret, and
 // never needed by `herald migrate`.
 func TestFeatureVars(t *testing.T) {
-	greeting := Var{Setting: Setting{Key: "HERALD_EXAMPLE_GREETING", Default: "hello", Help: "what the example says"},
-		Parse: func(v string) (any, error) {
+	greeting := Var[string]{Setting: Setting{Key: "HERALD_EXAMPLE_GREETING", Default: "hello", Help: "what the example says"},
+		Parse: func(v string) (string, error) {
 			if len(v) > 10 {
-				return nil, fmt.Errorf("must be at most 10 characters, got %d", len(v))
+				return "", fmt.Errorf("must be at most 10 characters, got %d", len(v))
 			}
 			return v, nil
 		}}
-	key := Var{Setting: Setting{Key: "HERALD_EXAMPLE_KEY", Required: true, Help: "a secret"},
-		Parse: func(v string) (any, error) { return Secret(v), nil }}
+	key := Var[Secret]{Setting: Setting{Key: "HERALD_EXAMPLE_KEY", Required: true, Help: "a secret"},
+		Parse: func(v string) (Secret, error) { return Secret(v), nil }}
 	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
 
 	_, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "HERALD_EXAMPLE_GREETING": "far too long a greeting"}), greeting, key)
@@ -308,9 +308,29 @@ func TestFeatureVars(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Var("HERALD_EXAMPLE_GREETING") != "hello" || c.Var("HERALD_EXAMPLE_KEY").(Secret).Reveal() != "open-sesame-secret" {
-		t.Errorf("vars = %v, %v", c.Var("HERALD_EXAMPLE_GREETING"), c.Var("HERALD_EXAMPLE_KEY"))
+	if greeting.Get(c) != "hello" || key.Get(c).Reveal() != "open-sesame-secret" {
+		t.Errorf("vars = %v, %v", greeting.Get(c), key.Get(c))
 	}
+	// A configuration loaded without a var (a test building herald from
+	// its own Config) reads the var's default; a default that does not
+	// parse is a declaration bug.
+	bare, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := greeting.Get(bare); got != "hello" {
+		t.Errorf("greeting without Load = %q, want the default", got)
+	}
+	broken := greeting
+	broken.Default = "a default far too long"
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "HERALD_EXAMPLE_GREETING") {
+				t.Errorf("an unparsable default gave %v, want a panic naming the var", r)
+			}
+		}()
+		broken.Get(bare)
+	}()
 	var logs bytes.Buffer
 	slog.New(slog.NewTextHandler(&logs, nil)).Info("config", "config", c)
 	if !strings.Contains(logs.String(), "herald_example_greeting=hello") || strings.Contains(logs.String(), "open-sesame") {

@@ -55,8 +55,8 @@ type Feature struct {
 	// localized from c (nil: none).
 	Commands func(c *i18n.Catalog) []*discordgo.ApplicationCommand
 	// Settings are the environment variables the feature reads; herald
-	// validates them with its own and Kit.Config.Var returns their values.
-	Settings []config.Var
+	// validates them with its own; the feature reads each with its Get.
+	Settings []config.Declared
 	// Build registers the feature's routes (Kit.Routes), job workers and
 	// periodic jobs (Kit.Jobs) with the pieces it needs from k.
 	Build func(k Kit) error
@@ -130,8 +130,8 @@ func Commands(c *i18n.Catalog, fs ...Feature) ([]*discordgo.ApplicationCommand, 
 }
 
 // Settings lists the features' settings, for config.Load.
-func Settings(fs ...Feature) []config.Var {
-	var out []config.Var
+func Settings(fs ...Feature) []config.Declared {
+	var out []config.Declared
 	for _, f := range fs {
 		out = append(out, f.Settings...)
 	}

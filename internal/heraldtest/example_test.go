@@ -41,11 +41,11 @@ const waveID = "greet:1:wave:{from}"
 
 // greeting is the feature's setting: herald checks it with its own
 // configuration, and `herald --help` lists it.
-var greeting = config.Var{
+var greeting = config.Var[string]{
 	Setting: config.Setting{Key: "HERALD_GREET_WORD", Default: "Hello", Help: "the word /greet greets with"},
-	Parse: func(v string) (any, error) {
+	Parse: func(v string) (string, error) {
 		if len(v) > 20 {
-			return nil, fmt.Errorf("must be at most 20 characters, got %d", len(v))
+			return "", fmt.Errorf("must be at most 20 characters, got %d", len(v))
 		}
 		return v, nil
 	},
@@ -59,9 +59,9 @@ func greet() feature.Feature {
 				{Type: discordgo.ApplicationCommandOptionUser, Name: "who", Description: "whom to greet", Required: true},
 			}}}
 		},
-		Settings: []config.Var{greeting},
+		Settings: []config.Declared{greeting},
 		Build: func(k feature.Kit) error {
-			word := k.Config.Var(greeting.Key).(string)
+			word := greeting.Get(k.Config)
 			k.Routes.Group(func(r *interaction.Mux) {
 				r.Use(interaction.GuildOnly)
 				r.Command("/greet", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {

@@ -20,13 +20,13 @@ import (
 )
 
 // boardInterval is the least time between two edits of a board.
-var boardInterval = config.Var{
+var boardInterval = config.Var[time.Duration]{
 	Setting: config.Setting{Key: "HERALD_BOARD_INTERVAL", Default: "30s",
 		Help: "how often a /herald board message is brought up to date; it is edited only when the summary changed"},
-	Parse: func(v string) (any, error) {
+	Parse: func(v string) (time.Duration, error) {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second || d > time.Hour {
-			return nil, fmt.Errorf("must be a duration from 1s to 1h, got %q", v)
+			return 0, fmt.Errorf("must be a duration from 1s to 1h, got %q", v)
 		}
 		return d, nil
 	},

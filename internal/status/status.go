@@ -25,7 +25,7 @@ import (
 
 // Feature declares the admin status feature.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "status", Commands: commands.Herald, Settings: []config.Var{boardInterval}, Build: build,
+	return feature.Feature{Name: "status", Commands: commands.Herald, Settings: []config.Declared{boardInterval}, Build: build,
 		// The /herald board message.
 		Permissions: discordgo.PermissionViewChannel | discordgo.PermissionSendMessages}
 }
@@ -40,7 +40,7 @@ func build(k feature.Kit) error {
 	followup.RegisterView[jobsView](k.Jobs, k.Followups, k.Catalog, jobCounts{k.DB}.text)
 	sum := summary{db: k.DB, reports: k.Reports, jobs: k.Jobs, health: k.Health, missing: k.Missing}
 	followup.RegisterView[statusView](k.Jobs, k.Followups, k.Catalog, sum.text)
-	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: k.Config.Var(boardInterval.Key).(time.Duration)})
+	work.Register(k.Jobs, &boardWorker{summary: sum, discord: k.Discord, catalog: k.Catalog, interval: boardInterval.Get(k.Config)})
 	return nil
 }
 

@@ -67,13 +67,13 @@ const (
 
 // grace is how long a warned ticket waits before auto-close, and how long
 // a close request waits for the opener.
-var grace = config.Var{
+var grace = config.Var[time.Duration]{
 	Setting: config.Setting{Key: "HERALD_TICKETS_GRACE", Default: "1h",
 		Help: "how long tickets wait after an auto-close warning or a close request before they close"},
-	Parse: func(v string) (any, error) {
+	Parse: func(v string) (time.Duration, error) {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second || d > 7*24*time.Hour {
-			return nil, fmt.Errorf("must be a duration from 1s to 168h, got %q", v)
+			return 0, fmt.Errorf("must be a duration from 1s to 168h, got %q", v)
 		}
 		return d, nil
 	},
@@ -81,7 +81,7 @@ var grace = config.Var{
 
 // Feature declares tickets.
 func Feature() feature.Feature {
-	return feature.Feature{Name: "tickets", Commands: commands.Tickets, Settings: []config.Var{grace}, Build: build,
+	return feature.Feature{Name: "tickets", Commands: commands.Tickets, Settings: []config.Declared{grace}, Build: build,
 		Needs: []feature.Need{
 			{Intent: intents.ServerMembers, Without: "tickets.needs.opener_left"},
 			{Intent: intents.MessageContent, Without: "tickets.needs.transcripts"},
@@ -117,7 +117,7 @@ func build(k feature.Kit) error {
 	k.Bulk.Kind(bulk.Kind{Name: kindPanelsRepublish, Lane: work.Sync, Permission: discordgo.PermissionManageGuild,
 		Plan: d.planPanels, Request: d.requestPanel})
 	k.Reports.Add("tickets", d.report)
-	d.grace = k.Config.Var(grace.Key).(time.Duration)
+	d.grace = grace.Get(k.Config)
 	k.Routes.Route("/tickets", func(r *interaction.Mux) {
 		r.Use(interaction.GuildOnly, interaction.RequirePermission(discordgo.PermissionManageGuild))
 		r.Command("/setup", d.setup)

@@ -6,18 +6,17 @@ import (
 )
 
 func TestParseAllow(t *testing.T) {
-	v, err := parseAllow(" 1100000000000000001, 1100000000000000002 ")
+	a, err := parseAllow(" 1100000000000000001, 1100000000000000002 ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := v.(allowList)
 	if !a.allows("1100000000000000001") || !a.allows("1100000000000000002") || a.allows("1100000000000000003") {
 		t.Errorf("allow list %+v", a)
 	}
-	if v, _ := parseAllow("*"); !v.(allowList).allows("1") {
+	if a, _ := parseAllow("*"); !a.allows("1") {
 		t.Error("* allows nothing")
 	}
-	if v, _ := parseAllow(""); v.(allowList).allows("1") {
+	if a, _ := parseAllow(""); a.allows("1") {
 		t.Error("an empty list allows a webhook")
 	}
 	if _, err := parseAllow("https://discord.com/api/webhooks/1/x"); err == nil {
@@ -27,11 +26,10 @@ func TestParseAllow(t *testing.T) {
 
 // Keys are never printed: the configuration log shows service names.
 func TestParseKeys(t *testing.T) {
-	v, err := parseKeys("ci=ci-key-0123456789abcdef, alerting=al-key-0123456789abcdef")
+	k, err := parseKeys("ci=ci-key-0123456789abcdef, alerting=al-key-0123456789abcdef")
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := v.(serviceKeys)
 	if k["ci-key-0123456789abcdef"] != "ci" || len(k) != 2 {
 		t.Errorf("keys %v", k)
 	}
