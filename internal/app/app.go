@@ -34,6 +34,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/logging"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/rolemenu"
 	"github.com/herald-bot/herald/internal/roles"
 	"github.com/herald-bot/herald/internal/status"
@@ -123,8 +124,8 @@ type App struct {
 	fastPool *pgxpool.Pool
 	migrator *store.Migrator
 	river    *work.Client
-	dispatch *work.Dispatcher
-	writer   *work.GroupWriter
+	dispatch *outbox.Dispatcher
+	writer   *outbox.GroupWriter
 	registry *work.Registry
 	engine   *transport.Engine
 	discord  *rest.Client
@@ -209,6 +210,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if a.commands, err = feature.Commands(a.catalog, all...); err != nil {
 		return nil, err
 	}
+	outbox.Housekeeping(a.registry, a.pool)
 	a.processID = cluster.NewID("")
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
@@ -217,8 +219,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		return nil, err
 	}
 	inserter.Bind(a.river)
-	a.dispatch = work.NewDispatcher(a.pool, a.river, log)
-	a.writer = work.NewGroupWriter(a.fastPool)
+	a.dispatch = outbox.NewDispatcher(a.pool, a.river, log)
+	a.writer = outbox.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
 		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -106,7 +107,7 @@ func benchFeature(role string, durable bool) feature.Feature {
 			if !durable {
 				return interaction.DeferredUpdate(), nil
 			}
-			err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+			err := in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{
 				Args:       roleArgs{GuildID: in.GuildID, UserID: in.UserID(), RoleID: role},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 			})

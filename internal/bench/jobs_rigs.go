@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/config"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -35,8 +36,8 @@ func jobsConfig(dbURL string, workers int) (config.Config, error) {
 type heraldRig struct {
 	jobs, fast *pgxpool.Pool
 	client     *work.Client
-	writer     *work.GroupWriter
-	dispatch   *work.Dispatcher
+	writer     *outbox.GroupWriter
+	dispatch   *outbox.Dispatcher
 	budget     int
 	stopLoops  context.CancelFunc
 	loops      sync.WaitGroup
@@ -71,8 +72,8 @@ func newHeraldRig(ctx context.Context, dbURL string, workers int, rec *recorder)
 		r.jobs.Close()
 		return nil, err
 	}
-	r.dispatch = work.NewDispatcher(r.jobs, r.client, log)
-	r.writer = work.NewGroupWriter(r.fast)
+	r.dispatch = outbox.NewDispatcher(r.jobs, r.client, log)
+	r.writer = outbox.NewGroupWriter(r.fast)
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.stopLoops = cancel
 	r.loops.Go(func() { r.dispatch.Run(loopCtx) })
@@ -81,7 +82,7 @@ func newHeraldRig(ctx context.Context, dbURL string, workers int, rec *recorder)
 }
 
 func (r *heraldRig) enqueue(ctx context.Context, seq int) error {
-	b, err := work.NewBatch(work.Entry{Key: work.Key{Event: "bench-" + itoa(seq), RouteVersion: 1, Intent: work.IntentEvent}, Token: benchInteractionToken},
+	b, err := outbox.NewBatch(outbox.Entry{Key: outbox.Key{Event: "bench-" + itoa(seq), RouteVersion: 1, Intent: outbox.IntentEvent}, Token: benchInteractionToken},
 		river.InsertManyParams{Args: noopArgs{Seq: seq}, InsertOpts: work.ForGuild(&river.InsertOpts{Queue: benchQueue}, "1")})
 	if err != nil {
 		return err

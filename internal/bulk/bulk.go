@@ -24,6 +24,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -149,7 +150,7 @@ func (a *Actions) Start(ctx context.Context, in *interaction.Interaction, kind, 
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, in.GuildID, kind, raw, heading, locale, in.ChannelID, in.UserID()).Scan(&id); err != nil {
 		return nil, fmt.Errorf("bulk: start: %w", err)
 	}
-	if err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: runArgs{ActionID: id},
+	if err := in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{Args: runArgs{ActionID: id},
 		InsertOpts: &river.InsertOpts{Queue: string(k.Lane)}}); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -35,7 +36,7 @@ type progressWorker struct {
 }
 
 func (w *progressWorker) Work(ctx context.Context, j *river.Job[progressArgs]) error {
-	return work.RunSync(ctx, w.a.db, j.ID, progressTarget(j.Args.ActionID), func(ctx context.Context, _ int64) error {
+	return synctarget.Run(ctx, w.a.db, j.ID, progressTarget(j.Args.ActionID), func(ctx context.Context, _ int64) error {
 		return w.show(ctx, j.Args.ActionID)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -98,7 +99,7 @@ func requestProgress(ctx context.Context, tx pgx.Tx, c *work.Client, id int64) e
 	}
 	opts := progressOpts()
 	opts.ScheduledAt = time.Now().Add(progressEvery)
-	_, _, err = work.RequestSync(ctx, tx, c, progressTarget(id), revision, progressArgs{ActionID: id}, work.ForGuild(opts, guildID))
+	_, _, err = synctarget.Request(ctx, tx, c, progressTarget(id), revision, progressArgs{ActionID: id}, work.ForGuild(opts, guildID))
 	return err
 }
 

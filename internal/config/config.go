@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/herald-bot/herald/internal/clock"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // Config is every setting herald runs with. Build it with Load.
@@ -41,10 +42,10 @@ type Config struct {
 	// changes up and unready instead of exiting (HERALD_ON_FATAL=wait).
 	HoldOnFatal     bool
 	ShutdownTimeout time.Duration
-	Lanes           LaneWorkers
+	Lanes           work.LaneWorkers
 	// JobTimeouts bound one attempt of a job, per lane; a job whose
 	// process died is run again soon after (see internal/work).
-	JobTimeouts LaneTimeouts
+	JobTimeouts work.LaneTimeouts
 	// FastPathConns is the fast path's own pool: interactions never wait
 	// for a connection behind job workers.
 	FastPathConns int
@@ -74,34 +75,6 @@ type Config struct {
 	// vars are the features' own settings, parsed (see Var.Get).
 	vars map[string]any
 }
-
-// LaneWorkers is the worker count of each River lane (see internal/work).
-type LaneWorkers struct {
-	Interactive int
-	Events      int
-	Sync        int
-	Background  int
-}
-
-// LaneTimeouts is the longest one attempt of a job may run, per lane.
-type LaneTimeouts struct {
-	Interactive time.Duration
-	Events      time.Duration
-	Sync        time.Duration
-	Background  time.Duration
-}
-
-// String lists the timeouts as HERALD_JOB_TIMEOUT takes them.
-func (t LaneTimeouts) String() string {
-	return fmt.Sprintf("interactive=%s,events=%s,sync=%s,background=%s", t.Interactive, t.Events, t.Sync, t.Background)
-}
-
-// DefaultJobTimeouts: member-facing work is quick or pointless, a ticket's
-// transcript may page through thousands of messages.
-var DefaultJobTimeouts = LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}
-
-// Total is the workers of every lane together.
-func (l LaneWorkers) Total() int { return l.Interactive + l.Events + l.Sync + l.Background }
 
 // Lookup reads one environment variable; os.LookupEnv in production, a map
 // in tests.
@@ -342,12 +315,12 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *LaneWorkers) *int { return &l.Interactive }),
-	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *LaneWorkers) *int { return &l.Events }),
-	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *LaneWorkers) *int { return &l.Sync }),
-	workers("HERALD_WORKERS_BACKGROUND", "2", "decorative views; droppable", func(l *LaneWorkers) *int { return &l.Background }),
+	workers("HERALD_WORKERS_INTERACTIVE", "20", "member-facing follow-ups and role toggles", func(l *work.LaneWorkers) *int { return &l.Interactive }),
+	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *work.LaneWorkers) *int { return &l.Events }),
+	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *work.LaneWorkers) *int { return &l.Sync }),
+	workers("HERALD_WORKERS_BACKGROUND", "2", "decorative views; droppable", func(l *work.LaneWorkers) *int { return &l.Background }),
 	{Setting: Setting{Key: "HERALD_JOB_TIMEOUT", Default: "interactive=1m,events=5m,sync=2m,background=2m", Help: "per lane, the longest one attempt of a job may run; a job whose process died runs again soon after (lane=duration,...; 1s to 15m)", RunOnly: true}, parse: func(c *Config, v string) error {
-		c.JobTimeouts = DefaultJobTimeouts
+		c.JobTimeouts = work.DefaultJobTimeouts
 		fields := map[string]*time.Duration{"interactive": &c.JobTimeouts.Interactive, "events": &c.JobTimeouts.Events,
 			"sync": &c.JobTimeouts.Sync, "background": &c.JobTimeouts.Background}
 		for _, pair := range strings.Split(v, ",") {
@@ -376,7 +349,7 @@ var settings = []setting{
 	}},
 }
 
-func workers(key, def, help string, field func(*LaneWorkers) *int) setting {
+func workers(key, def, help string, field func(*work.LaneWorkers) *int) setting {
 	return setting{Setting: Setting{Key: key, Default: def, Help: "workers in this lane: " + help}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 10000 {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/herald-bot/herald/internal/work"
 )
 
 const token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.very-secret-token-value"
@@ -34,7 +36,7 @@ func TestLoadDefaults(t *testing.T) {
 	if c.GlobalLimit != 50 || c.MaxMessagesPerInteraction != 3 || c.CoalesceWindow != time.Second || c.CircuitReset != 30*time.Second {
 		t.Errorf("defaults: global limit %d, budget %d, window %s, circuit reset %s", c.GlobalLimit, c.MaxMessagesPerInteraction, c.CoalesceWindow, c.CircuitReset)
 	}
-	if c.Lanes != (LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2}) {
+	if c.Lanes != (work.LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2}) {
 		t.Errorf("lane defaults = %+v", c.Lanes)
 	}
 }
@@ -352,7 +354,7 @@ func TestJobTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.JobTimeouts != (LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}) {
+	if c.JobTimeouts != (work.LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}) {
 		t.Errorf("defaults = %+v", c.JobTimeouts)
 	}
 	base["HERALD_JOB_TIMEOUT"] = "events=10m, sync=30s"

@@ -19,6 +19,7 @@ import (
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -32,7 +33,7 @@ const actID = "fault:1:act"
 func effects() feature.Feature {
 	return feature.Feature{Name: "faults", Build: func(k feature.Kit) error {
 		k.Routes.Component(actID, func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-			err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+			err := in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{
 				Args:       effectArgs{InteractionID: in.ID, ChannelID: in.ChannelID},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
 			return interaction.Deferred(true), err

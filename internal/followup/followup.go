@@ -29,6 +29,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -108,8 +109,8 @@ func JobKey(jobID int64) string { return fmt.Sprintf("job-%d", jobID) }
 // from jobs (ctx carries the lane's priority) and is safe to call again
 // with the same key after any failure.
 func (s *Sender) Send(ctx context.Context, u Update) (Result, error) {
-	token, err := work.Token(ctx, s.db, u.InteractionID)
-	if errors.Is(err, work.ErrTokenExpired) {
+	token, err := outbox.Token(ctx, s.db, u.InteractionID)
+	if errors.Is(err, outbox.ErrTokenExpired) {
 		return "", river.JobCancel(fmt.Errorf("%s: %w", work.ReasonExpired, err))
 	}
 	if err != nil {

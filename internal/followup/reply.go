@@ -8,6 +8,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -39,10 +40,10 @@ func (r Reply) Answer(ctx context.Context, s *Sender, lane work.Lane, jobID int6
 // answers (its args embed ReplyTo(in)): it enqueues args on lane, as an
 // event, and answers "thinking", visible to the caller only.
 func Defer(ctx context.Context, in *interaction.Interaction, lane work.Lane, args river.JobArgs) (*discordgo.InteractionResponse, error) {
-	return deferred(ctx, in, work.IntentEvent, lane, args)
+	return deferred(ctx, in, outbox.IntentEvent, lane, args)
 }
 
-func deferred(ctx context.Context, in *interaction.Interaction, intent work.Intent, lane work.Lane, args river.JobArgs) (*discordgo.InteractionResponse, error) {
+func deferred(ctx context.Context, in *interaction.Interaction, intent outbox.Intent, lane work.Lane, args river.JobArgs) (*discordgo.InteractionResponse, error) {
 	err := in.Enqueue(ctx, intent, river.InsertManyParams{Args: args, InsertOpts: &river.InsertOpts{Queue: string(lane)}})
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ type Render func(ctx context.Context, guildID string, loc *i18n.Localizer) (stri
 // the caller only.
 func Later[K Kind](ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	args := ViewArgs[K]{View: work.ReplyView(in.Received), Reply: ReplyTo(in), GuildID: in.GuildID}
-	return deferred(ctx, in, work.IntentView, work.Interactive, args)
+	return deferred(ctx, in, outbox.IntentView, work.Interactive, args)
 }
 
 // RegisterView registers the job that renders K's view and answers with it.

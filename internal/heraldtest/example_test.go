@@ -16,6 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -69,14 +70,14 @@ func greet() feature.Feature {
 					if who == in.UserID() {
 						return interaction.Ephemeral("Greeting yourself? Pick someone else."), nil
 					}
-					err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+					err := in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{
 						Args:       greetArgs{ChannelID: in.ChannelID, From: in.UserID(), To: who, Token: in.Token},
 						InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 					})
 					return interaction.Deferred(true), err
 				})
 				r.Component(waveID, func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-					err := in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+					err := in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{
 						Args:       waveArgs{ChannelID: in.ChannelID, From: in.UserID(), To: in.Vars["from"]},
 						InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)},
 					})

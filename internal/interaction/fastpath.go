@@ -15,6 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -45,8 +46,8 @@ type Config struct {
 	// interactions at a time, Dispatch moves it into River once answered,
 	// Jobs takes sync requests; Discord sends the answers.
 	DB         *pgxpool.Pool
-	Writer     *work.GroupWriter
-	Dispatch   *work.Dispatcher
+	Writer     *outbox.GroupWriter
+	Dispatch   *outbox.Dispatcher
 	Jobs       *work.Client
 	Discord    *rest.Client
 	Registerer prometheus.Registerer
@@ -143,7 +144,7 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 		switch {
 		case errors.Is(err, ErrReplay):
 			return nil, "replay"
-		case dctx.Err() != nil && ctx.Err() == nil, work.Unwritten(err):
+		case dctx.Err() != nil && ctx.Err() == nil, outbox.Unwritten(err):
 			log.Warn("work not durable within its budget: refused as busy", "budget", durableBudget, "err", err)
 			return Ephemeral(in.Localizer.T("interaction.busy", nil)), "busy"
 		case f.recorded(in):
@@ -164,7 +165,7 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 	case errors.Is(err, ErrReplay):
 		f.abandon(in)
 		return nil, "replay"
-	case in.tx != nil || work.Unwritten(err):
+	case in.tx != nil || outbox.Unwritten(err):
 		// No COMMIT was sent, or nothing reached Postgres: certainly
 		// nothing is recorded.
 		f.abandon(in)
@@ -180,7 +181,7 @@ func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger
 func (f *FastPath) recorded(in *Interaction) bool {
 	ctx, cancel := f.checkContext(in)
 	defer cancel()
-	done, err := work.Recorded(ctx, f.o.DB, in.ID)
+	done, err := outbox.Recorded(ctx, f.o.DB, in.ID)
 	return err == nil && done
 }
 
@@ -192,7 +193,7 @@ func (f *FastPath) checkContext(in *Interaction) (context.Context, context.Cance
 
 // ambiguous answers after writing the work failed — its statement or its
 // COMMIT — which may still land (its answer lost in a restart or a
-// timeout, or the statement still in the network): work.Settle, on a new
+// timeout, or the statement still in the network): outbox.Settle, on a new
 // connection, decides for good whether the work is there, fencing it off
 // if not. Landed work whose outbox row this delivery does not know is
 // swept after its hold.
@@ -201,7 +202,7 @@ func (f *FastPath) ambiguous(in *Interaction, resp *discordgo.InteractionRespons
 	defer cancel()
 	landed, err := false, errors.New("the handler wrote no ledger key to settle")
 	if len(in.keys) > 0 {
-		landed, err = work.Settle(ctx, f.o.DB, in.keys[0])
+		landed, err = outbox.Settle(ctx, f.o.DB, in.keys[0])
 	}
 	if err == nil && landed {
 		f.rollback(in)

@@ -18,6 +18,7 @@ import (
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -99,7 +100,7 @@ func (f *desk) feature() feature.Feature {
 			if _, err := tx.Exec(ctx, `INSERT INTO guild_settings (guild_id) VALUES ($1)`, in.GuildID); err != nil {
 				return nil, err
 			}
-			err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: noteArgs{InteractionID: in.ID},
+			err = in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{Args: noteArgs{InteractionID: in.ID},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
 			return interaction.Deferred(true), err
 		})
@@ -117,7 +118,7 @@ func (f *desk) feature() feature.Feature {
 			panic("a bug")
 		})
 		k.Routes.Component("desk:1:hog", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
-			return interaction.DeferredUpdate(), in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{Args: hogArgs{},
+			return interaction.DeferredUpdate(), in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{Args: hogArgs{},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Events)}})
 		})
 		f.hog.db = k.DB

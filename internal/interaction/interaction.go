@@ -17,6 +17,8 @@ import (
 
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/outbox"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -39,10 +41,10 @@ type Interaction struct {
 
 	fp      *FastPath
 	tx      pgx.Tx
-	pending []work.Batch // enqueued work, written when the handler returns
-	keys    []work.Key   // the ledger keys this delivery writes
-	held    []int64      // outbox rows to release once the answer is sent
-	jobs    int          // jobs enqueued
+	pending []outbox.Batch // enqueued work, written when the handler returns
+	keys    []outbox.Key   // the ledger keys this delivery writes
+	held    []int64        // outbox rows to release once the answer is sent
+	jobs    int            // jobs enqueued
 }
 
 // ErrReplay is returned by RequestSync, and reported by the fast path,
@@ -78,13 +80,13 @@ func (in *Interaction) Tx(ctx context.Context) (pgx.Tx, error) {
 // handler returns — in one statement when the handler wrote nothing else
 // — and releases it to River once the answer is sent, so a follow-up
 // never overtakes the answer; a crash after the commit still runs it.
-func (in *Interaction) Enqueue(_ context.Context, intent work.Intent, jobs ...river.InsertManyParams) error {
+func (in *Interaction) Enqueue(_ context.Context, intent outbox.Intent, jobs ...river.InsertManyParams) error {
 	if in.GuildID != "" {
 		for i := range jobs {
 			jobs[i].InsertOpts = work.ForGuild(jobs[i].InsertOpts, in.GuildID)
 		}
 	}
-	b, err := work.NewBatch(in.entry(intent), jobs...)
+	b, err := outbox.NewBatch(in.entry(intent), jobs...)
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func (in *Interaction) write(ctx context.Context) error {
 }
 
 // RequestSync asks, in the fast-path transaction, for target to be brought
-// to revision (see work.RequestSync): the handler saves the configuration
+// to revision (see synctarget.Request): the handler saves the configuration
 // in the same transaction, and requests fold into one pending job.
 func (in *Interaction) RequestSync(ctx context.Context, target string, revision int64, args river.JobArgs, opts *river.InsertOpts) error {
 	tx, err := in.Tx(ctx)
@@ -135,12 +137,12 @@ func (in *Interaction) RequestSync(ctx context.Context, target string, revision 
 	if in.GuildID != "" {
 		opts = work.ForGuild(opts, in.GuildID)
 	}
-	if _, _, err := work.RequestSync(ctx, tx, in.fp.o.Jobs, target, revision, args, opts); err != nil {
+	if _, _, err := synctarget.Request(ctx, tx, in.fp.o.Jobs, target, revision, args, opts); err != nil {
 		return err
 	}
-	e := in.entry(work.IntentSync)
+	e := in.entry(outbox.IntentSync)
 	in.keys = append(in.keys, e.Key)
-	inserted, err := work.Record(ctx, tx, e)
+	inserted, err := outbox.Record(ctx, tx, e)
 	if err == nil && !inserted {
 		err = ErrReplay
 	}
@@ -149,8 +151,8 @@ func (in *Interaction) RequestSync(ctx context.Context, target string, revision 
 
 // entry is the ledger row of this interaction's work of one intent; it
 // keeps the token for the follow-ups.
-func (in *Interaction) entry(intent work.Intent) work.Entry {
-	return work.Entry{Key: work.Key{Event: in.ID, RouteVersion: in.RouteVersion, Intent: intent}, Token: in.Token}
+func (in *Interaction) entry(intent outbox.Intent) outbox.Entry {
+	return outbox.Entry{Key: outbox.Key{Event: in.ID, RouteVersion: in.RouteVersion, Intent: intent}, Token: in.Token}
 }
 
 // Locales returns the member's and the guild's locale (either may be ""),

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/rolemenu/input"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -337,7 +338,7 @@ func (d *deps) deleteMenu(ctx context.Context, in *interaction.Interaction) (*di
 			}
 		}
 		if len(jobs) > 0 {
-			if err := in.Enqueue(ctx, work.IntentEvent, jobs...); err != nil {
+			if err := in.Enqueue(ctx, outbox.IntentEvent, jobs...); err != nil {
 				return nil, false, err
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/outbox"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -61,7 +63,7 @@ type click struct {
 
 func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
 	g, u := j.Args.GuildID, j.Args.UserID
-	return work.RunSync(ctx, w.db, j.ID, memberTarget(g, u), func(ctx context.Context, _ int64) error {
+	return synctarget.Run(ctx, w.db, j.ID, memberTarget(g, u), func(ctx context.Context, _ int64) error {
 		for {
 			clicks, err := w.pending(ctx, g, u)
 			if err != nil || len(clicks) == 0 {
@@ -352,7 +354,7 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 		// An expired token only loses the reply: the roles changed, so the
 		// click is done all the same.
 		if _, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: c.InteractionID, Key: "rolemenu-apply",
-			Content: text}); err != nil && !errors.Is(err, work.ErrTokenExpired) {
+			Content: text}); err != nil && !errors.Is(err, outbox.ErrTokenExpired) {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -59,7 +60,7 @@ func (d *deps) requestRepublish(ctx context.Context, tx pgx.Tx, a bulk.Action, t
 		return "", 0, bulk.ErrGone
 	}
 	if m.State == "active" {
-		if shown, err := work.Visible(ctx, tx, m.target(), m.Revision); err != nil || shown {
+		if shown, err := synctarget.Visible(ctx, tx, m.target(), m.Revision); err != nil || shown {
 			return m.target(), m.Revision, err
 		}
 	} else {
@@ -70,7 +71,7 @@ func (d *deps) requestRepublish(ctx context.Context, tx pgx.Tx, a bulk.Action, t
 			return "", 0, err
 		}
 	}
-	_, _, err = work.RequestSync(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), m.target(), m.Revision, publishArgs{MenuID: m.ID},
+	_, _, err = synctarget.Request(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), m.target(), m.Revision, publishArgs{MenuID: m.ID},
 		work.ForGuild(publishOpts(), a.GuildID))
 	return m.target(), m.Revision, err
 }

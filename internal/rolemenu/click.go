@@ -14,6 +14,8 @@ import (
 
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -80,7 +82,7 @@ func (w *clickWorker) Work(ctx context.Context, j *river.Job[clickArgs]) error {
 	}
 	if key, vars := a.refusal(m); key != "" {
 		err := a.Answer(ctx, w.followups, work.Interactive, j.ID, a.In(w.catalog).T("rolemenu."+key, vars))
-		if errors.Is(err, work.ErrTokenExpired) {
+		if errors.Is(err, outbox.ErrTokenExpired) {
 			return nil
 		}
 		return err
@@ -93,7 +95,7 @@ func (w *clickWorker) Work(ctx context.Context, j *river.Job[clickArgs]) error {
 			return fmt.Errorf("rolemenu: record click: %w", err)
 		}
 		client := river.ClientFromContext[pgx.Tx](ctx)
-		if _, _, err := work.RequestSync(ctx, tx, client, memberTarget(a.GuildID, a.UserID), id, applyArgs{GuildID: a.GuildID, UserID: a.UserID},
+		if _, _, err := synctarget.Request(ctx, tx, client, memberTarget(a.GuildID, a.UserID), id, applyArgs{GuildID: a.GuildID, UserID: a.UserID},
 			work.ForGuild(&river.InsertOpts{Queue: string(work.Interactive)}, a.GuildID)); err != nil {
 			return err
 		}

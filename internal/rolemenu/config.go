@@ -14,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/rolemenu/input"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -151,7 +152,7 @@ func (w *configWorker) addOption(ctx context.Context, loc *i18n.Localizer, a con
 	}
 	if m.State == "active" {
 		client := river.ClientFromContext[pgx.Tx](ctx)
-		if _, _, err := work.RequestSync(ctx, tx, client, m.target(), m.Revision, publishArgs{MenuID: m.ID},
+		if _, _, err := synctarget.Request(ctx, tx, client, m.target(), m.Revision, publishArgs{MenuID: m.ID},
 			work.ForGuild(publishOpts(), a.GuildID)); err != nil {
 			return "", err
 		}

@@ -26,10 +26,10 @@ type publishArgs struct {
 
 func (publishArgs) Kind() string { return "rolemenu_publish" }
 
-// Target implements work.SyncJob.
+// Target implements synctarget.Job.
 func (a publishArgs) Target() string { return menuTarget(a.MenuID) }
 
-// publisher makes menus visible: the body of publishArgs' work.SyncWorker.
+// publisher makes menus visible: the body of publishArgs' synctarget.Worker.
 type publisher struct{ *deps }
 
 // publish edits the menu's message to its saved configuration, or creates

@@ -34,6 +34,7 @@ import (
 	"github.com/herald-bot/herald/internal/guildroles"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -107,7 +108,7 @@ func build(k feature.Kit) error {
 	work.Register(k.Jobs, &clickWorker{deps: d})
 	work.Register(k.Jobs, &applyWorker{deps: d})
 	p := &publisher{d}
-	work.Register(k.Jobs, &work.SyncWorker[publishArgs]{DB: d.db, Publish: func(ctx context.Context, a publishArgs) error {
+	work.Register(k.Jobs, &synctarget.Worker[publishArgs]{DB: d.db, Publish: func(ctx context.Context, a publishArgs) error {
 		return p.publish(ctx, a.MenuID)
 	}})
 	work.Register(k.Jobs, &expireWorker{deps: d})

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -60,7 +61,7 @@ func (d *deps) menuLines(ctx context.Context, guildID string, loc *i18n.Localize
 	if err != nil || len(menus) == 0 {
 		return nil, err
 	}
-	synced, err := work.SyncStatus(ctx, d.db, menus, func(m menuStatus) string { return menuTarget(m.id) })
+	synced, err := synctarget.Status(ctx, d.db, menus, func(m menuStatus) string { return menuTarget(m.id) })
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: status: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -76,7 +77,7 @@ func board(ctx context.Context, in *interaction.Interaction) (*discordgo.Interac
 	// Not unique here (the ledger makes the fast path's work unique): a
 	// look already scheduled and this one merge, as each inserts its
 	// successor only when none waits.
-	err = in.Enqueue(ctx, work.IntentSync, river.InsertManyParams{Args: boardArgs{GuildID: in.GuildID},
+	err = in.Enqueue(ctx, outbox.IntentSync, river.InsertManyParams{Args: boardArgs{GuildID: in.GuildID},
 		InsertOpts: &river.InsertOpts{Queue: string(work.Sync)}})
 	return interaction.Ephemeral(in.Localizer.T("status.board_set", map[string]any{"Channel": "<#" + channel + ">"})), err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/bulk"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -66,14 +67,14 @@ func (d *deps) requestPanel(ctx context.Context, tx pgx.Tx, a bulk.Action, t bul
 	}
 	target := panelTarget(id)
 	if state == "active" {
-		if shown, err := work.Visible(ctx, tx, target, revision); err != nil || shown {
+		if shown, err := synctarget.Visible(ctx, tx, target, revision); err != nil || shown {
 			return target, revision, err
 		}
 	} else if err := tx.QueryRow(ctx, `UPDATE ticket_panels SET state = 'active', message_id = NULL, revision = revision + 1
 		WHERE id = $1 RETURNING revision`, id).Scan(&revision); err != nil {
 		return "", 0, err
 	}
-	_, _, err = work.RequestSync(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), target, revision, panelArgs{PanelID: id},
+	_, _, err = synctarget.Request(ctx, tx, river.ClientFromContext[pgx.Tx](ctx), target, revision, panelArgs{PanelID: id},
 		work.ForGuild(publishOpts(), a.GuildID))
 	return target, revision, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/tickets/channelname"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -95,7 +96,7 @@ func (w *openWorker) openTicket(ctx context.Context, j *river.Job[openArgs], t *
 // tell fills the member's deferred reply (once: its key is the ticket's).
 func (w *openWorker) tell(ctx context.Context, t *ticket, text string) error {
 	_, err := w.followups.Send(ctx, followup.Update{Lane: work.Events, InteractionID: t.InteractionID, Key: "tickets-open", Content: text})
-	if errors.Is(err, work.ErrTokenExpired) {
+	if errors.Is(err, outbox.ErrTokenExpired) {
 		return nil // the ticket is done; only the reply is lost
 	}
 	return err

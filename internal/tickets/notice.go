@@ -16,6 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -168,7 +169,7 @@ func (w *joinWorker) Work(ctx context.Context, j *river.Job[joinArgs]) error {
 		}
 	}
 	err = a.Answer(ctx, w.followups, work.Interactive, j.ID, text)
-	if errors.Is(err, work.ErrTokenExpired) {
+	if errors.Is(err, outbox.ErrTokenExpired) {
 		return nil
 	}
 	return err

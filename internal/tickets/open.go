@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -110,7 +111,7 @@ func (d *deps) record(ctx context.Context, in *interaction.Interaction, p *panel
 	if in.Member.User != nil {
 		name = in.Member.User.Username
 	}
-	err = in.Enqueue(ctx, work.IntentEvent, river.InsertManyParams{
+	err = in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{
 		Args:       openArgs{TicketID: id, ParentID: cmp.Or(deref(s.ChannelID), p.ChannelID), OpenerName: name},
 		InsertOpts: &river.InsertOpts{Queue: string(work.Events)},
 	})

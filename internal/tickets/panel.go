@@ -24,11 +24,11 @@ type panelArgs struct {
 
 func (panelArgs) Kind() string { return "tickets_panel" }
 
-// Target implements work.SyncJob.
+// Target implements synctarget.Job.
 func (a panelArgs) Target() string { return panelTarget(a.PanelID) }
 
 // panelPublisher makes panels visible: the body of panelArgs'
-// work.SyncWorker.
+// synctarget.Worker.
 type panelPublisher struct{ *deps }
 
 // publish edits the panel's message to its saved topics, or posts it (once,

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -32,7 +33,7 @@ func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) 
 	if err != nil {
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}
-	synced, err := work.SyncStatus(ctx, d.db, panels, func(p panel) string { return panelTarget(p.id) })
+	synced, err := synctarget.Status(ctx, d.db, panels, func(p panel) string { return panelTarget(p.id) })
 	if err != nil {
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/interaction/customid"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/tickets/channelname"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -92,7 +93,7 @@ func (d *deps) onTicket(ctx context.Context, in *interaction.Interaction, tx pgx
 	if err != nil || len(jobs) == 0 {
 		return resp, err
 	}
-	return resp, in.Enqueue(ctx, work.IntentEvent, jobs...)
+	return resp, in.Enqueue(ctx, outbox.IntentEvent, jobs...)
 }
 
 // byButton runs fn on the ticket a button's custom_id names.

@@ -46,6 +46,7 @@ import (
 	"github.com/herald-bot/herald/internal/followup"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
 
@@ -156,7 +157,7 @@ func build(k feature.Kit) error {
 		r.Modal(formID, d.openForm)
 	})
 	pp := &panelPublisher{d}
-	work.Register(k.Jobs, &work.SyncWorker[panelArgs]{DB: d.db, Publish: func(ctx context.Context, a panelArgs) error {
+	work.Register(k.Jobs, &synctarget.Worker[panelArgs]{DB: d.db, Publish: func(ctx context.Context, a panelArgs) error {
 		return pp.publish(ctx, a.PanelID)
 	}})
 	work.Register(k.Jobs, &openWorker{deps: d})

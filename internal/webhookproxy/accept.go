@@ -20,7 +20,7 @@ import (
 	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 )
 
-// Group commit, as work.GroupWriter does it for interactions: every
+// Group commit, as outbox.GroupWriter does it for interactions: every
 // delivery waiting when a writer starts goes into one transaction and
 // one COMMIT — one WAL flush for all of them — so the cost per accepted
 // request falls as the load rises, while a lone request is written at

@@ -15,19 +15,18 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/clock"
-	"github.com/herald-bot/herald/internal/config"
 )
 
 // Options configures the River client.
 type Options struct {
-	Lanes config.LaneWorkers
+	Lanes LaneWorkers
 	// Registry holds every job kind herald can work; features add theirs.
 	Registry *Registry
 	// ShutdownTimeout is how long running jobs may finish once a stop
 	// begins; after it their contexts are cancelled.
 	ShutdownTimeout time.Duration
 	// Timeouts bound one attempt of a job per lane (zero: the defaults).
-	Timeouts config.LaneTimeouts
+	Timeouts LaneTimeouts
 	Logger   *slog.Logger
 	// Registerer receives the job metrics when set.
 	Registerer prometheus.Registerer
@@ -47,8 +46,8 @@ type Client = river.Client[pgx.Tx]
 // number of workers. With no job kinds registered the client can only
 // insert: River refuses to work queues without workers.
 func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
-	if o.Timeouts == (config.LaneTimeouts{}) {
-		o.Timeouts = config.DefaultJobTimeouts
+	if o.Timeouts == (LaneTimeouts{}) {
+		o.Timeouts = DefaultJobTimeouts
 	}
 	if o.Registry != nil {
 		o.Registry.timeouts = o.Timeouts
@@ -69,11 +68,9 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 		cfg.Test.Time = riverTime{o.Clock}
 	}
 	if o.Registry != nil && len(o.Registry.sections) > 0 {
-		// A working client also keeps herald's bookkeeping tables small.
-		Register(o.Registry, &pruneWorker{db: pool})
 		cfg.Queues = Queues(o.Lanes)
 		cfg.Workers = o.Registry.workers
-		cfg.PeriodicJobs = append([]*river.PeriodicJob{pruneJob()}, o.Registry.periodic...)
+		cfg.PeriodicJobs = o.Registry.periodic
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
 	if err != nil {

@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/work"
@@ -49,7 +47,7 @@ func newClient(t *testing.T, shutdown time.Duration) (*work.Client, *blockWorker
 	reg := work.NewRegistry()
 	work.Register(reg, w)
 	c, err := work.NewClient(storetest.Pool(t), work.Options{
-		Lanes:           config.LaneWorkers{Interactive: 2, Events: 1, Sync: 1, Background: 1},
+		Lanes:           work.LaneWorkers{Interactive: 2, Events: 1, Sync: 1, Background: 1},
 		Registry:        reg,
 		ShutdownTimeout: shutdown,
 		Logger:          slog.New(slog.DiscardHandler),
@@ -195,8 +193,8 @@ func TestRegistryKinds(t *testing.T) {
 		t.Errorf("label key = %q", got)
 	}
 	tickets := reg.Section("tickets")
-	work.Register(tickets, &countWorker{})
-	if got := reg.LabelKey("test_count"); got != "tickets.jobs.test_count" {
+	work.Register(tickets, &boardWorker{})
+	if got := reg.LabelKey("test_board"); got != "tickets.jobs.test_board" {
 		t.Errorf("label key through a section = %q", got)
 	}
 	if got := reg.Kinds(); len(got) != 2 {
@@ -209,7 +207,7 @@ func TestRegistryKinds(t *testing.T) {
 
 func TestQueuesMatchLanes(t *testing.T) {
 	t.Parallel()
-	q := work.Queues(config.LaneWorkers{Interactive: 4, Events: 3, Sync: 2, Background: 1})
+	q := work.Queues(work.LaneWorkers{Interactive: 4, Events: 3, Sync: 2, Background: 1})
 	want := map[work.Lane]int{work.Interactive: 4, work.Events: 3, work.Sync: 2, work.Background: 1}
 	if len(q) != len(want) {
 		t.Fatalf("queues = %v", q)
@@ -219,28 +217,4 @@ func TestQueuesMatchLanes(t *testing.T) {
 			t.Errorf("lane %s workers = %d, want %d", lane, q[string(lane)].MaxWorkers, n)
 		}
 	}
-}
-
-// testClient builds a client on pool working the kinds register adds,
-// with small lanes; the caller starts it when the test is ready.
-func testClient(t *testing.T, pool *pgxpool.Pool, register func(*work.Registry)) *work.Client {
-	t.Helper()
-	reg := work.NewRegistry()
-	register(reg)
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 2, Events: 2, Sync: 4, Background: 1},
-		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// startedClient is testClient, started.
-func startedClient(t *testing.T, pool *pgxpool.Pool, register func(*work.Registry)) *work.Client {
-	t.Helper()
-	c := testClient(t, pool, register)
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 // postArgs is a job that posts (or edits) one message through the REST
@@ -58,7 +60,7 @@ func discord(s *simtest.Sim, cfg transport.Config) *rest.Client {
 func herald(t *testing.T, pool *pgxpool.Pool, s *simtest.Sim) (*work.Client, *postWorker) {
 	t.Helper()
 	w := &postWorker{discord: discord(s, transport.Config{}), runs: make(chan error, 8)}
-	return startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
+	return worktest.Started(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
 }
 
 // Discord's 30 s rate limit (6 s on a simulator at time scale 0.2) leaves
@@ -188,14 +190,14 @@ func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
 	s.SetLimits(sim.LimitChange{Route: "PATCH /channels/{channel_id}/messages/{message_id}", Limit: 1, WindowMS: 5000})
 	s.Do("PATCH", "/channels/"+ch+"/messages/"+msg.ID, map[string]any{"content": "someone else's edit"}) // empties the bucket for 5 s
 	pool := storetest.Pool(t)
-	jobs := testClient(t, pool, func(*work.Registry) {})
+	jobs := worktest.Client(t, pool, func(*work.Registry) {})
 	var jobID int64
 	for rev := int64(1); rev <= 5; rev++ {
 		tx, err := pool.Begin(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, _, err := work.RequestSync(t.Context(), tx, jobs, "menu:"+msg.ID, rev, postArgs{ChannelID: ch, MessageID: msg.ID}, nil)
+		id, _, err := synctarget.Request(t.Context(), tx, jobs, "menu:"+msg.ID, rev, postArgs{ChannelID: ch, MessageID: msg.ID}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +214,7 @@ func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
 	published := make(chan int64, 5)
 	done := make(chan error, 1)
 	go func() {
-		done <- work.RunSync(t.Context(), pool, jobID, "menu:"+msg.ID, func(ctx context.Context, rev int64) error {
+		done <- synctarget.Run(t.Context(), pool, jobID, "menu:"+msg.ID, func(ctx context.Context, rev int64) error {
 			content := "menu rev " + strconv.FormatInt(rev, 10)
 			_, err := client.EditMessage(ctx, ch, msg.ID, rest.MessageEdit{Content: &content})
 			published <- rev

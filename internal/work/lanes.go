@@ -1,16 +1,19 @@
-// Package work is herald's durable job layer on River: the lanes every job
-// runs in and the client that works them. Later it also holds job intents,
-// idempotency keys and message budgets (see DESIGN.md).
+// Package work is herald's job runtime on River: the lanes every job runs
+// in with their workers and timeouts, the registry features add their
+// kinds to, the client that works them, and what a job's outcome means
+// (rate-limited, failed for good, expired). The fast path's durable
+// outbox is internal/outbox; objects kept in step with Discord one
+// revision at a time are internal/synctarget.
 package work
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/discord/transport"
 )
 
@@ -31,11 +34,39 @@ const (
 	Background Lane = "background"
 )
 
+// LaneWorkers is the worker count of each lane.
+type LaneWorkers struct {
+	Interactive int
+	Events      int
+	Sync        int
+	Background  int
+}
+
+// LaneTimeouts is the longest one attempt of a job may run, per lane.
+type LaneTimeouts struct {
+	Interactive time.Duration
+	Events      time.Duration
+	Sync        time.Duration
+	Background  time.Duration
+}
+
+// String lists the timeouts as HERALD_JOB_TIMEOUT takes them.
+func (t LaneTimeouts) String() string {
+	return fmt.Sprintf("interactive=%s,events=%s,sync=%s,background=%s", t.Interactive, t.Events, t.Sync, t.Background)
+}
+
+// DefaultJobTimeouts: member-facing work is quick or pointless, a ticket's
+// transcript may page through thousands of messages.
+var DefaultJobTimeouts = LaneTimeouts{Interactive: time.Minute, Events: 5 * time.Minute, Sync: 2 * time.Minute, Background: 2 * time.Minute}
+
+// Total is the workers of every lane together.
+func (l LaneWorkers) Total() int { return l.Interactive + l.Events + l.Sync + l.Background }
+
 // Lanes lists every lane in order of precedence.
 func Lanes() []Lane { return []Lane{Interactive, Events, Sync, Background} }
 
 // Queues is River's queue configuration for the lanes.
-func Queues(w config.LaneWorkers) map[string]river.QueueConfig {
+func Queues(w LaneWorkers) map[string]river.QueueConfig {
 	return map[string]river.QueueConfig{
 		string(Interactive): {MaxWorkers: w.Interactive},
 		string(Events):      {MaxWorkers: w.Events},
@@ -70,7 +101,7 @@ const MaxHold = time.Second
 // into the context of every job, so no worker can forget them.
 type laneCalls struct {
 	river.MiddlewareDefaults
-	timeouts config.LaneTimeouts
+	timeouts LaneTimeouts
 }
 
 func (l *laneCalls) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
@@ -82,7 +113,7 @@ func (l *laneCalls) Work(ctx context.Context, job *rivertype.JobRow, doInner fun
 }
 
 // timeout is how long one attempt of a job in lane may run.
-func timeout(t config.LaneTimeouts, lane Lane) time.Duration {
+func timeout(t LaneTimeouts, lane Lane) time.Duration {
 	switch lane {
 	case Interactive:
 		return t.Interactive
@@ -99,7 +130,7 @@ func timeout(t config.LaneTimeouts, lane Lane) time.Duration {
 // which its rescuer runs the job again when its process died: the lane's
 // timeout with a margin, so a job that just hit its own deadline is not
 // rescued while it returns.
-func backstop(t config.LaneTimeouts, lane Lane) time.Duration {
+func backstop(t LaneTimeouts, lane Lane) time.Duration {
 	d := timeout(t, lane)
 	return d + min(max(d/2, time.Second), time.Minute)
 }

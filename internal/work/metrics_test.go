@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/riverqueue/river"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
@@ -24,7 +23,7 @@ func TestJobMetrics(t *testing.T) {
 	reg := work.NewRegistry()
 	work.Register(reg, w)
 	metrics := prometheus.NewRegistry()
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1},
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1},
 		ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler), Registerer: metrics})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 type ticketArgs struct {
@@ -45,7 +46,7 @@ func TestOrderedEventsRunInOrder(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	w := &ticketWorker{}
-	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	c := worktest.Client(t, pool, func(r *work.Registry) { work.Register(r, w) })
 	ctx := t.Context()
 	texts := []string{"opened", "claimed", "closed"}
 	var params []river.InsertManyParams

@@ -131,6 +131,9 @@ type View struct {
 	DeadlineAt time.Time `json:"deadline"`
 }
 
+// TokenLife is how long Discord accepts an interaction's token.
+const TokenLife = 15 * time.Minute
+
 // ReplyView is the View of a job that answers the interaction received
 // at received: useful while its token lives, less a minute for the
 // follow-up itself.

@@ -12,9 +12,11 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 // callArgs is a test job whose one Discord call fails as its Fail says.
@@ -49,7 +51,7 @@ func (w *callWorker) Work(_ context.Context, j *river.Job[callArgs]) error {
 func startCalls(t *testing.T, pool *pgxpool.Pool) (*work.Client, *callWorker) {
 	t.Helper()
 	w := &callWorker{calls: make(chan string, 16)}
-	return startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
+	return worktest.Started(t, pool, func(r *work.Registry) { work.Register(r, w) }), w
 }
 
 // Each transport error class ends the job the way DESIGN.md says: a rate
@@ -122,7 +124,7 @@ func TestOutcomesByErrorClass(t *testing.T) {
 
 func TestStateOfHeldJob(t *testing.T) {
 	t.Parallel()
-	j := &rivertype.JobRow{State: rivertype.JobStateScheduled, ScheduledAt: time.Now().Add(work.Hold), Metadata: []byte(`{}`)}
+	j := &rivertype.JobRow{State: rivertype.JobStateScheduled, ScheduledAt: time.Now().Add(outbox.Hold), Metadata: []byte(`{}`)}
 	if s := work.StateOf(j, time.Now()); s.Name != "queued" {
 		t.Errorf("a held job shows as %q, want queued", s.Name)
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-
-	"github.com/herald-bot/herald/internal/config"
 )
 
 // Registry collects the job kinds and periodic jobs features provide, so
@@ -26,13 +24,13 @@ type kinds struct {
 	sections map[string]string
 	periodic []*river.PeriodicJob
 	// timeouts are the lanes', set by NewClient before any job runs.
-	timeouts config.LaneTimeouts
+	timeouts LaneTimeouts
 }
 
 // NewRegistry returns an empty registry whose kinds herald itself labels
 // (section "herald") until a Section view registers them.
 func NewRegistry() *Registry {
-	return &Registry{kinds: &kinds{workers: river.NewWorkers(), sections: map[string]string{}, timeouts: config.DefaultJobTimeouts},
+	return &Registry{kinds: &kinds{workers: river.NewWorkers(), sections: map[string]string{}, timeouts: DefaultJobTimeouts},
 		section: "herald"}
 }
 

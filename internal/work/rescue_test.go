@@ -7,10 +7,10 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 // A job left running by a process that died is run again once its lane's
@@ -19,11 +19,11 @@ import (
 func TestStuckJobsAreRescuedAfterTheirLaneTimeout(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
-	w := &countWorker{runs: make(chan int64, 4)}
+	w := worktest.NewCounter(4)
 	reg := work.NewRegistry()
 	work.Register(reg, w)
-	timeouts := config.LaneTimeouts{Interactive: time.Second, Events: time.Second, Sync: time.Second, Background: time.Second}
-	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: config.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1},
+	timeouts := work.LaneTimeouts{Interactive: time.Second, Events: time.Second, Sync: time.Second, Background: time.Second}
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1},
 		Timeouts: timeouts, ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestStuckJobsAreRescuedAfterTheirLaneTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer work.Stop(c, time.Second, time.Second)
-	if got := <-w.runs; got != id {
+	if got := <-w.Runs; got != id {
 		t.Fatalf("ran job %d, want the stuck %d", got, id)
 	}
 	wait.Until(t, "completed", func() bool { j, _ := c.JobGet(t.Context(), id); return j.State == rivertype.JobStateCompleted })

@@ -10,6 +10,7 @@ import (
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 type boardArgs struct {
@@ -35,7 +36,7 @@ func TestViewsExpire(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	w := &boardWorker{rendered: make(chan string, 4)}
-	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	c := worktest.Client(t, pool, func(r *work.Registry) { work.Register(r, w) })
 	ctx := t.Context()
 	stale, _ := c.Insert(ctx, boardArgs{View: work.View{DeadlineAt: time.Now().Add(-time.Second)}, Name: "stale"}, &river.InsertOpts{Queue: string(work.Background)})
 	fresh, _ := c.Insert(ctx, boardArgs{View: work.View{DeadlineAt: time.Now().Add(time.Minute)}, Name: "fresh"}, &river.InsertOpts{Queue: string(work.Background)})
@@ -67,7 +68,7 @@ func TestBackgroundProgressesUnderInteractiveLoad(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	w := &boardWorker{rendered: make(chan string, 1000)}
-	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	c := worktest.Client(t, pool, func(r *work.Registry) { work.Register(r, w) })
 	ctx := t.Context()
 	var flood []river.InsertManyParams
 	for range 500 {

@@ -1,17 +1,19 @@
-package work_test
+package outbox_test
 
 import (
 	"testing"
 
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 func TestKeyFormat(t *testing.T) {
 	t.Parallel()
-	k := work.Key{Event: "1234567890", RouteVersion: 2, Intent: work.IntentEvent}
+	k := outbox.Key{Event: "1234567890", RouteVersion: 2, Intent: outbox.IntentEvent}
 	if k.String() != "1234567890:2:event" {
 		t.Errorf("key = %q", k)
 	}
@@ -25,15 +27,15 @@ func TestBatchInsertIsIdempotent(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := storetest.Pool(t)
-	key := work.Key{Event: "42", RouteVersion: 1, Intent: work.IntentEvent}
-	job := river.InsertManyParams{Args: blockArgs{Lane: "events"}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
-	enqueue := func(key work.Key, commit bool) (int64, bool) {
+	key := outbox.Key{Event: "42", RouteVersion: 1, Intent: outbox.IntentEvent}
+	job := river.InsertManyParams{Args: worktest.CountArgs{N: 1}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
+	enqueue := func(key outbox.Key, commit bool) (int64, bool) {
 		tx, err := pool.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer tx.Rollback(ctx)
-		b, err := work.NewBatch(work.Entry{Key: key, Token: "tok"}, job, job)
+		b, err := outbox.NewBatch(outbox.Entry{Key: key, Token: "tok"}, job, job)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +57,7 @@ func TestBatchInsertIsIdempotent(t *testing.T) {
 	if again, inserted := enqueue(key, true); inserted || again != 0 {
 		t.Fatalf("replay: id %d inserted %v", again, inserted)
 	}
-	enqueue(work.Key{Event: "43", RouteVersion: 1, Intent: work.IntentEvent}, false)
+	enqueue(outbox.Key{Event: "43", RouteVersion: 1, Intent: outbox.IntentEvent}, false)
 	counts := map[string]int{}
 	for _, q := range []string{"interaction_ledger", "interaction_outbox", "river_job"} {
 		var n int
@@ -78,7 +80,7 @@ func TestBatchInsertIsIdempotent(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	for event, want := range map[string]bool{"42": true, "43": false} {
-		if got, err := work.Recorded(ctx, tx, event); err != nil || got != want {
+		if got, err := outbox.Recorded(ctx, tx, event); err != nil || got != want {
 			t.Errorf("Recorded(%s) = %v, %v; want %v", event, got, err, want)
 		}
 	}
@@ -88,8 +90,8 @@ func TestBatchInsertIsIdempotent(t *testing.T) {
 // unique, and River would skip a duplicate silently.
 func TestBatchRefusesUniqueJobs(t *testing.T) {
 	t.Parallel()
-	_, err := work.NewBatch(work.Entry{Key: work.Key{Event: "1", RouteVersion: 1, Intent: work.IntentEvent}},
-		river.InsertManyParams{Args: blockArgs{}, InsertOpts: &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}})
+	_, err := outbox.NewBatch(outbox.Entry{Key: outbox.Key{Event: "1", RouteVersion: 1, Intent: outbox.IntentEvent}},
+		river.InsertManyParams{Args: worktest.CountArgs{}, InsertOpts: &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}})
 	if err == nil {
 		t.Error("a unique job was enqueued")
 	}
@@ -102,9 +104,9 @@ func TestSettleFencesWorkThatHasNotLanded(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := storetest.Pool(t)
-	job := river.InsertManyParams{Args: blockArgs{Lane: "events"}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
-	batch := func(event string) work.Batch {
-		b, err := work.NewBatch(work.Entry{Key: work.Key{Event: event, RouteVersion: 1, Intent: work.IntentEvent}}, job)
+	job := river.InsertManyParams{Args: worktest.CountArgs{N: 1}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
+	batch := func(event string) outbox.Batch {
+		b, err := outbox.NewBatch(outbox.Entry{Key: outbox.Key{Event: event, RouteVersion: 1, Intent: outbox.IntentEvent}}, job)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,11 +116,11 @@ func TestSettleFencesWorkThatHasNotLanded(t *testing.T) {
 	if _, inserted, err := landedBatch.Insert(ctx, pool); err != nil || !inserted {
 		t.Fatalf("insert = %v, %v", inserted, err)
 	}
-	if landed, err := work.Settle(ctx, pool, landedBatch.Key()); err != nil || !landed {
+	if landed, err := outbox.Settle(ctx, pool, landedBatch.Key()); err != nil || !landed {
 		t.Errorf("recorded work: landed = %v, %v", landed, err)
 	}
 	for range 2 {
-		if landed, err := work.Settle(ctx, pool, lateBatch.Key()); err != nil || landed {
+		if landed, err := outbox.Settle(ctx, pool, lateBatch.Key()); err != nil || landed {
 			t.Errorf("unrecorded work: landed = %v, %v", landed, err)
 		}
 	}

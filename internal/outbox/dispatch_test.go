@@ -1,4 +1,4 @@
-package work_test
+package outbox_test
 
 import (
 	"context"
@@ -11,25 +11,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
-
-// countArgs is a test job that counts its runs.
-type countArgs struct{ N int }
-
-func (countArgs) Kind() string { return "test_count" }
-
-type countWorker struct {
-	river.WorkerDefaults[countArgs]
-	runs chan int64
-}
-
-func (w *countWorker) Work(_ context.Context, j *river.Job[countArgs]) error {
-	w.runs <- j.ID
-	return nil
-}
 
 // enqueued commits one interaction's jobs and returns its outbox row.
 func enqueued(t *testing.T, pool *pgxpool.Pool, event string, jobs ...river.InsertManyParams) int64 {
@@ -38,7 +25,7 @@ func enqueued(t *testing.T, pool *pgxpool.Pool, event string, jobs ...river.Inse
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := work.NewBatch(work.Entry{Key: work.Key{Event: event, RouteVersion: 1, Intent: work.IntentEvent}}, jobs...)
+	b, err := outbox.NewBatch(outbox.Entry{Key: outbox.Key{Event: event, RouteVersion: 1, Intent: outbox.IntentEvent}}, jobs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,33 +53,33 @@ func jobCount(t *testing.T, pool *pgxpool.Pool) (jobs, outbox int) {
 func TestDispatcherMovesEachRowOnce(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
-	w := &countWorker{runs: make(chan int64, 8)}
-	c := startedClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
-	d := work.NewDispatcher(pool, c, slog.New(slog.DiscardHandler))
+	w := worktest.NewCounter(8)
+	c := worktest.Started(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	d := outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	released := enqueued(t, pool, "1", river.InsertManyParams{Args: countArgs{N: 1},
+	released := enqueued(t, pool, "1", river.InsertManyParams{Args: worktest.CountArgs{N: 1},
 		InsertOpts: work.ForGuild(&river.InsertOpts{Queue: string(work.Sync), MaxAttempts: 7}, "99")})
 	d.Release(released)
-	ran := <-w.runs
+	ran := <-w.Runs
 	j, err := c.JobGet(t.Context(), ran)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var args countArgs
+	var args worktest.CountArgs
 	if err := json.Unmarshal(j.EncodedArgs, &args); err != nil || args.N != 1 ||
 		j.Queue != string(work.Sync) || j.MaxAttempts != 7 || !strings.Contains(string(j.Metadata), `"guild_id": "99"`) {
 		t.Errorf("dispatched job = queue %s, max attempts %d, args %s, metadata %s", j.Queue, j.MaxAttempts, j.EncodedArgs, j.Metadata)
 	}
 	d.Release(released)
-	unreleased := enqueued(t, pool, "2", river.InsertManyParams{Args: countArgs{N: 2}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+	unreleased := enqueued(t, pool, "2", river.InsertManyParams{Args: worktest.CountArgs{N: 2}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
 	if _, err := pool.Exec(t.Context(), `UPDATE interaction_outbox SET release_at = now() - interval '1 second' WHERE id = $1`, unreleased); err != nil {
 		t.Fatal(err)
 	}
-	<-w.runs
+	<-w.Runs
 	wait.Until(t, "both jobs completed", func() bool {
 		var n int
 		pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_count' AND state = 'completed'`).Scan(&n)
@@ -109,10 +96,10 @@ func TestDispatcherMovesEachRowOnce(t *testing.T) {
 func TestDispatchersRaceForOverdueRows(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
-	w := &countWorker{runs: make(chan int64, 64)}
-	c := testClient(t, pool, func(r *work.Registry) { work.Register(r, w) })
+	w := worktest.NewCounter(64)
+	c := worktest.Client(t, pool, func(r *work.Registry) { work.Register(r, w) })
 	for i := range 20 {
-		enqueued(t, pool, "e"+string(rune('a'+i)), river.InsertManyParams{Args: countArgs{N: i}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+		enqueued(t, pool, "e"+string(rune('a'+i)), river.InsertManyParams{Args: worktest.CountArgs{N: i}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
 	}
 	if _, err := pool.Exec(t.Context(), `UPDATE interaction_outbox SET release_at = now() - interval '1 second'`); err != nil {
 		t.Fatal(err)
@@ -120,7 +107,7 @@ func TestDispatchersRaceForOverdueRows(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for range 2 {
-		go work.NewDispatcher(pool, c, slog.New(slog.DiscardHandler)).Run(ctx)
+		go outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler)).Run(ctx)
 	}
 	wait.Until(t, "the outbox to empty", func() bool { _, outbox := jobCount(t, pool); return outbox == 0 })
 	if jobs, _ := jobCount(t, pool); jobs != 20 {

@@ -1,13 +1,14 @@
-package work
+package outbox
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // Intent is what a job means (DESIGN.md): sync brings an object to its
@@ -50,28 +51,25 @@ func Record(ctx context.Context, tx pgx.Tx, e Entry) (inserted bool, err error) 
 	tag, err := tx.Exec(ctx, `INSERT INTO interaction_ledger (idempotency_key, event_id, token) VALUES ($1, $2, NULLIF($3, ''))
 		ON CONFLICT DO NOTHING`, e.Key.String(), e.Key.Event, e.Token)
 	if err != nil {
-		return false, fmt.Errorf("work: ledger %s: %w", e.Key, err)
+		return false, fmt.Errorf("outbox: ledger %s: %w", e.Key, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
 
 // ErrTokenExpired means an interaction's token is no longer known: Discord
 // accepts it for 15 minutes, and the ledger forgets it then.
-var ErrTokenExpired = errors.New("work: the interaction's token has expired")
-
-// TokenLife is how long Discord accepts an interaction's token.
-const TokenLife = 15 * time.Minute
+var ErrTokenExpired = errors.New("outbox: the interaction's token has expired")
 
 // Token reads the token of interaction eventID from the ledger.
 func Token(ctx context.Context, db Querier, eventID string) (string, error) {
 	var token string
 	err := db.QueryRow(ctx, `SELECT token FROM interaction_ledger WHERE event_id = $1 AND token IS NOT NULL
-		AND created_at > now() - make_interval(secs => $2) LIMIT 1`, eventID, TokenLife.Seconds()).Scan(&token)
+		AND created_at > now() - make_interval(secs => $2) LIMIT 1`, eventID, work.TokenLife.Seconds()).Scan(&token)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrTokenExpired
 	}
 	if err != nil {
-		return "", fmt.Errorf("work: token of %s: %w", eventID, err)
+		return "", fmt.Errorf("outbox: token of %s: %w", eventID, err)
 	}
 	return token, nil
 }
@@ -81,7 +79,7 @@ func Token(ctx context.Context, db Querier, eventID string) (string, error) {
 func Recorded(ctx context.Context, db Querier, eventID string) (bool, error) {
 	var found bool
 	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM interaction_ledger WHERE event_id = $1)`, eventID).Scan(&found); err != nil {
-		return false, fmt.Errorf("work: ledger %s: %w", eventID, err)
+		return false, fmt.Errorf("outbox: ledger %s: %w", eventID, err)
 	}
 	return found, nil
 }
@@ -98,7 +96,7 @@ func Settle(ctx context.Context, db Querier, key Key) (landed bool, err error) {
 		ON CONFLICT (idempotency_key) DO UPDATE SET refused = interaction_ledger.refused
 		RETURNING refused`, key.String(), key.Event).Scan(&refused)
 	if err != nil {
-		return false, fmt.Errorf("work: settle %s: %w", key, err)
+		return false, fmt.Errorf("outbox: settle %s: %w", key, err)
 	}
 	return !refused, nil
 }

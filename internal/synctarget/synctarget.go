@@ -1,4 +1,9 @@
-package work
+// Package synctarget keeps objects herald publishes (a role menu's
+// message, a ticket panel) in step with their saved configuration: a save
+// requests a sync of the target in its transaction, at most one job per
+// target is pending, and the job publishes the newest revision, skipping
+// work already visible. Status tells a report where each target stands.
+package synctarget
 
 import (
 	"context"
@@ -9,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // syncLease bounds how long a crashed sync blocks its target: after it,
@@ -19,12 +26,12 @@ const syncLease = 5 * time.Minute
 // same target.
 const syncBusyWait = time.Second
 
-// RequestSync asks for target to be brought to revision, in tx (the
+// Request asks for target to be brought to revision, in tx (the
 // caller saves the configuration in the same transaction). There is at
 // most one pending job per target: when one exists the request folds into
 // it and nothing is inserted, since the job publishes whatever revision is
 // newest when it runs. args is the job to insert otherwise.
-func RequestSync(ctx context.Context, tx pgx.Tx, c *Client, target string, revision int64, args river.JobArgs, opts *river.InsertOpts) (jobID int64, folded bool, err error) {
+func Request(ctx context.Context, tx pgx.Tx, c *work.Client, target string, revision int64, args river.JobArgs, opts *river.InsertOpts) (jobID int64, folded bool, err error) {
 	var pending *int64
 	var live bool
 	err = tx.QueryRow(ctx, `
@@ -33,7 +40,7 @@ func RequestSync(ctx context.Context, tx pgx.Tx, c *Client, target string, revis
 		RETURNING pending_job_id, COALESCE((SELECT state NOT IN ('completed', 'cancelled', 'discarded')
 			FROM river_job WHERE id = sync_targets.pending_job_id), false)`, target, revision).Scan(&pending, &live)
 	if err != nil {
-		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
+		return 0, false, fmt.Errorf("synctarget: sync %s: %w", target, err)
 	}
 	// A pending job that failed for good (cancelled with a reason, out of
 	// retries) takes no more requests: a new one does.
@@ -42,10 +49,10 @@ func RequestSync(ctx context.Context, tx pgx.Tx, c *Client, target string, revis
 	}
 	res, err := c.InsertTx(ctx, tx, args, opts)
 	if err != nil {
-		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
+		return 0, false, fmt.Errorf("synctarget: sync %s: %w", target, err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE sync_targets SET pending_job_id = $2 WHERE target = $1`, target, res.Job.ID); err != nil {
-		return 0, false, fmt.Errorf("work: sync %s: %w", target, err)
+		return 0, false, fmt.Errorf("synctarget: sync %s: %w", target, err)
 	}
 	return res.Job.ID, false, nil
 }
@@ -53,13 +60,13 @@ func RequestSync(ctx context.Context, tx pgx.Tx, c *Client, target string, revis
 // Publish makes one revision of a target visible on Discord.
 type Publish func(ctx context.Context, revision int64) error
 
-// RunSync is the body of a sync job: claim the target, publish its newest
+// Run is the body of a sync job: claim the target, publish its newest
 // saved revision (skipping the work when that is already visible), and
 // record exactly the revision published. Work on one target is serial:
 // while another job holds it, this one snoozes. No transaction stays open
 // while publish talks to Discord. A job run again after its process died
 // mid-publish reclaims its own lease, so publish must be idempotent.
-func RunSync(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, publish Publish) error {
+func Run(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, publish Publish) error {
 	var saved, published int64
 	err := db.QueryRow(ctx, `
 		UPDATE sync_targets SET pending_job_id = NULLIF(pending_job_id, $2), running_job_id = $2, lease_until = now() + make_interval(secs => $3)
@@ -72,7 +79,7 @@ func RunSync(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, 
 		return claimFailed(ctx, db, jobID, target)
 	}
 	if err != nil {
-		return fmt.Errorf("work: claim %s: %w", target, err)
+		return fmt.Errorf("synctarget: claim %s: %w", target, err)
 	}
 	if saved <= published {
 		return release(ctx, db, jobID, target, 0)
@@ -94,7 +101,7 @@ func claimFailed(ctx context.Context, db *pgxpool.Pool, jobID int64, target stri
 	var pending *int64
 	err := db.QueryRow(ctx, `SELECT pending_job_id FROM sync_targets WHERE target = $1`, target).Scan(&pending)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("work: claim %s: %w", target, err)
+		return fmt.Errorf("synctarget: claim %s: %w", target, err)
 	}
 	if pending != nil && *pending == jobID {
 		return river.JobSnooze(syncBusyWait)
@@ -110,7 +117,7 @@ func release(ctx context.Context, db *pgxpool.Pool, jobID int64, target string, 
 			published_at = CASE WHEN $3 > 0 THEN now() ELSE published_at END
 		WHERE target = $1 AND running_job_id = $2`, target, jobID, revision)
 	if err != nil {
-		return fmt.Errorf("work: release %s: %w", target, err)
+		return fmt.Errorf("synctarget: release %s: %w", target, err)
 	}
 	return nil
 }
@@ -124,22 +131,22 @@ func Visible(ctx context.Context, tx pgx.Tx, target string, revision int64) (boo
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("work: sync %s: %w", target, err)
+		return false, fmt.Errorf("synctarget: sync %s: %w", target, err)
 	}
 	return published >= revision, nil
 }
 
-// SyncState is what Discord shows of a target: the newest revision
+// State is what Discord shows of a target: the newest revision
 // published, and the job that will publish a newer one (nil: none).
-type SyncState struct {
+type State struct {
 	Published int64
 	Job       *int64
 }
 
-// SyncStatus reads the state of each item's target (named by target), in
-// items' order, for a feature's status report: the zero SyncState for a
+// Status reads the state of each item's target (named by target), in
+// items' order, for a feature's status report: the zero State for a
 // target never requested.
-func SyncStatus[T any](ctx context.Context, db *pgxpool.Pool, items []T, target func(T) string) ([]SyncState, error) {
+func Status[T any](ctx context.Context, db *pgxpool.Pool, items []T, target func(T) string) ([]State, error) {
 	targets := make([]string, len(items))
 	at := make(map[string]int, len(items))
 	for i, it := range items {
@@ -149,38 +156,38 @@ func SyncStatus[T any](ctx context.Context, db *pgxpool.Pool, items []T, target 
 	rows, err := db.Query(ctx, `SELECT target, published_revision, COALESCE(running_job_id, pending_job_id)
 		FROM sync_targets WHERE target = ANY($1)`, targets)
 	if err != nil {
-		return nil, fmt.Errorf("work: sync status: %w", err)
+		return nil, fmt.Errorf("synctarget: sync status: %w", err)
 	}
-	out := make([]SyncState, len(items))
+	out := make([]State, len(items))
 	var name string
-	var s SyncState
+	var s State
 	if _, err := pgx.ForEachRow(rows, []any{&name, &s.Published, &s.Job}, func() error {
 		out[at[name]] = s
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("work: sync status: %w", err)
+		return nil, fmt.Errorf("synctarget: sync status: %w", err)
 	}
 	return out, nil
 }
 
-// SyncJob is the args of a sync kind: one target's job.
-type SyncJob interface {
+// Job is the args of a sync kind: one target's job.
+type Job interface {
 	river.JobArgs
 	// Target names the target in sync_targets.
 	Target() string
 }
 
-// SyncWorker is the River worker of a sync kind: RunSync around Publish,
+// Worker is the River worker of a sync kind: Run around Publish,
 // which makes the target's newest saved configuration visible.
-type SyncWorker[T SyncJob] struct {
+type Worker[T Job] struct {
 	river.WorkerDefaults[T]
 	DB      *pgxpool.Pool
 	Publish func(ctx context.Context, args T) error
 }
 
 // Work implements river.Worker.
-func (w *SyncWorker[T]) Work(ctx context.Context, j *river.Job[T]) error {
-	return RunSync(ctx, w.DB, j.ID, j.Args.Target(), func(ctx context.Context, _ int64) error {
+func (w *Worker[T]) Work(ctx context.Context, j *river.Job[T]) error {
+	return Run(ctx, w.DB, j.ID, j.Args.Target(), func(ctx context.Context, _ int64) error {
 		return w.Publish(ctx, j.Args)
 	})
 }

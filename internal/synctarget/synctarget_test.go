@@ -1,4 +1,4 @@
-package work_test
+package synctarget_test
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 type menuArgs struct{ Target string }
 
 func (menuArgs) Kind() string { return "test_menu_sync" }
 
-// menuWorker publishes through RunSync and records what it published and
+// menuWorker publishes through Run and records what it published and
 // how many publishes ever overlapped.
 type menuWorker struct {
 	river.WorkerDefaults[menuArgs]
@@ -32,7 +34,7 @@ type menuWorker struct {
 }
 
 func (w *menuWorker) Work(ctx context.Context, j *river.Job[menuArgs]) error {
-	return work.RunSync(ctx, w.db, j.ID, j.Args.Target, func(ctx context.Context, rev int64) error {
+	return synctarget.Run(ctx, w.db, j.ID, j.Args.Target, func(ctx context.Context, rev int64) error {
 		w.mu.Lock()
 		w.running++
 		w.overlap = max(w.overlap, w.running)
@@ -56,7 +58,7 @@ func newMenus(t *testing.T, gated bool) (*work.Client, *menuWorker, *pgxpool.Poo
 	if gated {
 		w.gate = make(chan struct{})
 	}
-	return testClient(t, pool, func(r *work.Registry) { work.Register(r, w) }), w, pool
+	return worktest.Client(t, pool, func(r *work.Registry) { work.Register(r, w) }), w, pool
 }
 
 func request(t *testing.T, c *work.Client, pool *pgxpool.Pool, target string, rev int64) (int64, bool) {
@@ -65,7 +67,7 @@ func request(t *testing.T, c *work.Client, pool *pgxpool.Pool, target string, re
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, folded, err := work.RequestSync(t.Context(), tx, c, target, rev, menuArgs{Target: target}, &river.InsertOpts{Queue: string(work.Sync)})
+	id, folded, err := synctarget.Request(t.Context(), tx, c, target, rev, menuArgs{Target: target}, &river.InsertOpts{Queue: string(work.Sync)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestSyncRerunAfterCrashPublishes(t *testing.T) {
 		lease_until = now() + interval '5 minutes' WHERE target = 'menu:9'`, id); err != nil {
 		t.Fatal(err)
 	}
-	if err := work.RunSync(t.Context(), pool, id, "menu:9", func(ctx context.Context, rev int64) error {
+	if err := synctarget.Run(t.Context(), pool, id, "menu:9", func(ctx context.Context, rev int64) error {
 		w.published = append(w.published, rev)
 		return nil
 	}); err != nil {
@@ -199,15 +201,15 @@ type panelArgs struct{ ID string }
 func (panelArgs) Kind() string     { return "test_panel_sync" }
 func (a panelArgs) Target() string { return "panel:" + a.ID }
 
-// A SyncWorker runs its Publish under RunSync, and SyncStatus reports
+// A Worker runs its Publish under Run, and Status reports
 // what a feature's status needs: the revision shown and the job on its
 // way, or nothing for a target never requested.
 func TestSyncWorkerAndStatus(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	published := make(chan string, 1)
-	c := testClient(t, pool, func(r *work.Registry) {
-		work.Register(r, &work.SyncWorker[panelArgs]{DB: pool, Publish: func(_ context.Context, a panelArgs) error {
+	c := worktest.Client(t, pool, func(r *work.Registry) {
+		work.Register(r, &synctarget.Worker[panelArgs]{DB: pool, Publish: func(_ context.Context, a panelArgs) error {
 			published <- a.ID
 			return nil
 		}})
@@ -217,15 +219,15 @@ func TestSyncWorkerAndStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := work.RequestSync(t.Context(), tx, c, a.Target(), 3, a, &river.InsertOpts{Queue: string(work.Sync)})
+	id, _, err := synctarget.Request(t.Context(), tx, c, a.Target(), 3, a, &river.InsertOpts{Queue: string(work.Sync)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	status := func() []work.SyncState {
-		s, err := work.SyncStatus(t.Context(), pool, []panelArgs{{ID: "never"}, a}, panelArgs.Target)
+	status := func() []synctarget.State {
+		s, err := synctarget.Status(t.Context(), pool, []panelArgs{{ID: "never"}, a}, panelArgs.Target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +237,7 @@ func TestSyncWorkerAndStatus(t *testing.T) {
 	if st := s[1]; st.Published != 0 || st.Job == nil || *st.Job != id {
 		t.Errorf("before the job: %+v, want revision 0 shown and job %d on its way", s, id)
 	}
-	if s[0] != (work.SyncState{}) {
+	if s[0] != (synctarget.State{}) {
 		t.Errorf("a target never requested: %+v, want the zero state", s[0])
 	}
 	if err := c.Start(t.Context()); err != nil {

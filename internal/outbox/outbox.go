@@ -1,4 +1,9 @@
-package work
+// Package outbox is the fast path's durability: the ledger of idempotency
+// keys <event>:<route_version>:<intent> (DESIGN.md), the interaction's
+// outbox row that holds its jobs until its answer is out, the group
+// writer that commits many interactions in one statement, and the
+// dispatcher that moves outbox rows into River, each exactly once.
+package outbox
 
 import (
 	"context"
@@ -51,7 +56,7 @@ func NewBatch(e Entry, jobs ...river.InsertManyParams) (Batch, error) {
 	for i, j := range jobs {
 		var err error
 		if b.jobs[i], err = encodeJob(j); err != nil {
-			return Batch{}, fmt.Errorf("work: enqueue %s: %w", e.Key, err)
+			return Batch{}, fmt.Errorf("outbox: enqueue %s: %w", e.Key, err)
 		}
 	}
 	return b, nil
@@ -79,7 +84,7 @@ func (b Batch) Insert(ctx context.Context, q Querier) (outboxID int64, inserted 
 		return 0, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("work: enqueue %s: %w", b.entry.Key, err)
+		return 0, false, fmt.Errorf("outbox: enqueue %s: %w", b.entry.Key, err)
 	}
 	return outboxID, true, nil
 }

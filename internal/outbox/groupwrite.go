@@ -1,4 +1,4 @@
-package work
+package outbox
 
 import (
 	"context"
@@ -27,8 +27,8 @@ const (
 // caller stopped waiting while a statement carried it: it may land yet,
 // and only the ledger can tell.
 var (
-	ErrNotWritten     = errors.New("work: the batch was not written")
-	ErrOutcomeUnknown = errors.New("work: the batch's write has no outcome yet")
+	ErrNotWritten     = errors.New("outbox: the batch was not written")
+	ErrOutcomeUnknown = errors.New("outbox: the batch's write has no outcome yet")
 )
 
 // GroupWriter writes batches of many interactions together.
@@ -186,7 +186,7 @@ func (g *GroupWriter) insert(items []*groupItem) {
 		k := it.b.entry.Key.String()
 		switch {
 		case err != nil:
-			it.done <- groupResult{err: fmt.Errorf("work: enqueue %s: %w", k, err)}
+			it.done <- groupResult{err: fmt.Errorf("outbox: enqueue %s: %w", k, err)}
 		case first[k] != it:
 			it.done <- groupResult{}
 		default:

@@ -1,4 +1,4 @@
-package work_test
+package outbox_test
 
 import (
 	"context"
@@ -12,15 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
-func batch(t *testing.T, event string) work.Batch {
+func batch(t *testing.T, event string) outbox.Batch {
 	t.Helper()
-	b, err := work.NewBatch(work.Entry{Key: work.Key{Event: event, RouteVersion: 1, Intent: work.IntentEvent}},
-		river.InsertManyParams{Args: countArgs{N: 1}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
+	b, err := outbox.NewBatch(outbox.Entry{Key: outbox.Key{Event: event, RouteVersion: 1, Intent: outbox.IntentEvent}},
+		river.InsertManyParams{Args: worktest.CountArgs{N: 1}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ func batch(t *testing.T, event string) work.Batch {
 func TestGroupWriter(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
-	g := work.NewGroupWriter(pool)
+	g := outbox.NewGroupWriter(pool)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go g.Run(ctx, 2)
@@ -83,10 +85,10 @@ func TestGroupWriter(t *testing.T) {
 func TestGroupWriterAbandoned(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
-	g := work.NewGroupWriter(pool)
+	g := outbox.NewGroupWriter(pool)
 	short, cancelShort := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancelShort()
-	if _, _, err := g.Insert(short, batch(t, "late")); !errors.Is(err, work.ErrNotWritten) {
+	if _, _, err := g.Insert(short, batch(t, "late")); !errors.Is(err, outbox.ErrNotWritten) {
 		t.Fatalf("err = %v, want ErrNotWritten", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -121,7 +123,7 @@ func TestGroupWriterReturnsAtCallersDeadline(t *testing.T) {
 	if err := pool.Ping(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	g := work.NewGroupWriter(pool)
+	g := outbox.NewGroupWriter(pool)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go g.Run(ctx, 1)
@@ -131,7 +133,7 @@ func TestGroupWriterReturnsAtCallersDeadline(t *testing.T) {
 	defer cancelShort()
 	start := time.Now()
 	_, _, err = g.Insert(short, batch(t, "held"))
-	if !errors.Is(err, work.ErrOutcomeUnknown) {
+	if !errors.Is(err, outbox.ErrOutcomeUnknown) {
 		t.Fatalf("err = %v, want ErrOutcomeUnknown", err)
 	}
 	if took := time.Since(start); took > time.Second {

@@ -1,4 +1,4 @@
-package work
+package outbox
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // Dispatch batching: released rows are moved together, up to
@@ -27,13 +29,13 @@ const (
 // released, after their hold otherwise.
 type Dispatcher struct {
 	db       *pgxpool.Pool
-	jobs     *Client
+	jobs     *work.Client
 	log      *slog.Logger
 	released chan int64
 }
 
 // NewDispatcher returns a dispatcher inserting into jobs through db.
-func NewDispatcher(db *pgxpool.Pool, jobs *Client, log *slog.Logger) *Dispatcher {
+func NewDispatcher(db *pgxpool.Pool, jobs *work.Client, log *slog.Logger) *Dispatcher {
 	return &Dispatcher{db: db, jobs: jobs, log: log, released: make(chan int64, 4*dispatchBatch)}
 }
 
@@ -148,7 +150,7 @@ func (d *Dispatcher) moveTx(ctx context.Context, ids []int64) (moved int, err er
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("work: dispatch: %w", err)
+		return 0, fmt.Errorf("outbox: dispatch: %w", err)
 	}
 	return moved, nil
 }

@@ -1,12 +1,14 @@
-package work_test
+package outbox_test
 
 import (
 	"testing"
 	"time"
 
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/internal/work/worktest"
 )
 
 // A working client prunes ledger rows older than a day and message
@@ -25,7 +27,7 @@ func TestPruneOnStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := startedClient(t, pool, func(r *work.Registry) { work.Register(r, &blockWorker{}) })
+	c := worktest.Started(t, pool, func(r *work.Registry) { outbox.Housekeeping(r, pool) })
 	defer work.Stop(c, time.Second, time.Second)
 	wait.Until(t, "pruned", func() bool {
 		var ledger, messages int
@@ -33,10 +35,10 @@ func TestPruneOnStart(t *testing.T) {
 		pool.QueryRow(ctx, `SELECT count(*) FROM interaction_messages`).Scan(&messages)
 		return ledger == 2 && messages == 1
 	})
-	if _, err := work.Token(ctx, pool, "expired"); err != work.ErrTokenExpired {
+	if _, err := outbox.Token(ctx, pool, "expired"); err != outbox.ErrTokenExpired {
 		t.Errorf("expired token: %v", err)
 	}
-	if token, err := work.Token(ctx, pool, "new"); err != nil || token != "c" {
+	if token, err := outbox.Token(ctx, pool, "new"); err != nil || token != "c" {
 		t.Errorf("live token = %q, %v", token, err)
 	}
 	var left int
