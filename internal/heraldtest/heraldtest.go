@@ -333,3 +333,50 @@ func (h *Herald) Post(channelID string, m map[string]any) *discordgo.Message {
 	r.JSON(h.t, &out)
 	return &out
 }
+
+// Requests counts the requests herald sent on method and route (as the
+// simulator names routes, "/channels/{channel_id}/messages"), whatever
+// Discord answered.
+func (h *Herald) Requests(method, route string) int { return h.requests(method, route, false) }
+
+// Succeeded counts the requests on method and route Discord carried out
+// (a 2xx answer).
+func (h *Herald) Succeeded(method, route string) int { return h.requests(method, route, true) }
+
+func (h *Herald) requests(method, route string, ok bool) int {
+	n := 0
+	for _, r := range h.Sim.Server.Requests() {
+		if r.Method == method && r.Route == route && (!ok || r.Status < 300) {
+			n++
+		}
+	}
+	return n
+}
+
+// Buttons are a message's buttons, row by row.
+func Buttons(m *discordgo.Message) []discordgo.Button {
+	var out []discordgo.Button
+	for _, row := range m.Components {
+		if r, ok := row.(*discordgo.ActionsRow); ok {
+			for _, c := range r.Components {
+				if b, ok := c.(*discordgo.Button); ok {
+					out = append(out, *b)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Button is the custom ID of m's button labelled label; the test fails
+// when m has none.
+func Button(t testing.TB, m *discordgo.Message, label string) string {
+	t.Helper()
+	for _, b := range Buttons(m) {
+		if b.Label == label {
+			return b.CustomID
+		}
+	}
+	t.Fatalf("heraldtest: no button %q on %q", label, m.Content)
+	return ""
+}

@@ -34,7 +34,7 @@ func TestPublishAll(t *testing.T) {
 		err := h.DB.QueryRow(t.Context(), `SELECT state FROM rolemenus WHERE name = 'games'`).Scan(&state)
 		return err == nil && state == "target_missing"
 	})
-	posts := requests(h, http.MethodPost, "/channels/{channel_id}/messages")
+	posts := h.Requests(http.MethodPost, "/channels/{channel_id}/messages")
 
 	r := h.As("admin").Command("general", "/rolemenu/publish-all", nil).Reply()
 	if !strings.Contains(r.Content, "Publish every role menu as saved") {
@@ -61,7 +61,7 @@ func TestPublishAll(t *testing.T) {
 	}
 	// One new menu message and the progress message; no edit of colours,
 	// which already showed its saved revision.
-	if n := requests(h, http.MethodPost, "/channels/{channel_id}/messages") - posts; n != 2 {
+	if n := h.Requests(http.MethodPost, "/channels/{channel_id}/messages") - posts; n != 2 {
 		t.Errorf("%d messages posted, want 2 (games and the progress)", n)
 	}
 	for _, m := range h.Sim.Server.Requests() {

@@ -46,7 +46,7 @@ func TestRoleMenuClickRechecks(t *testing.T) {
 	erin := h.As("erin")
 	refused := func(role, want string) {
 		t.Helper()
-		r := erin.Click(msg, button(t, msg, role)).Reply()
+		r := erin.Click(msg, heraldtest.Button(t, msg, role)).Reply()
 		if !strings.Contains(r.Content, "Could not change <@&"+h.Role(role)+">: "+want) {
 			t.Errorf("a click on %s: %q, want %q", role, r.Content, want)
 		}
@@ -66,12 +66,12 @@ func TestRoleMenuClickRechecks(t *testing.T) {
 	refused("Blue", "**Blue** is at or above herald's highest role")
 
 	h.Sim.SetMemberRole(h.Guild.ID, h.Member("admin"), h.Role("Admins"), false)
-	if r := erin.Click(msg, button(t, msg, "News")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("News")+">") || !hasRole(h, "erin", "News") {
+	if r := erin.Click(msg, heraldtest.Button(t, msg, "News")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("News")+">") || !hasRole(h, "erin", "News") {
 		t.Errorf("a click on News after its admin was demoted: %q", r.Content)
 	}
 
 	h.As("owner").Command("general", "/rolemenu/set/dangerous-roles", heraldtest.Opts{"allow": true}).Reply()
-	if r := erin.Click(msg, button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("Red")+">") || !hasRole(h, "erin", "Red") {
+	if r := erin.Click(msg, heraldtest.Button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("Red")+">") || !hasRole(h, "erin", "Red") {
 		t.Errorf("a click on Red once the owner allowed dangerous roles: %q", r.Content)
 	}
 }

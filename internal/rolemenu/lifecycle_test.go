@@ -40,7 +40,7 @@ func TestRoleMenuClickCooldown(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
 	msg := setup(t, h, "pings", heraldtest.Opts{}, "News")
-	news := button(t, msg, "News")
+	news := heraldtest.Button(t, msg, "News")
 
 	var clicks []heraldtest.Sent
 	for range 6 {
@@ -89,7 +89,7 @@ func TestRoleMenuRoleDeleted(t *testing.T) {
 		return strings.Contains(status(h), "a role it offers (<@&"+red+">) was deleted")
 	})
 	want := "Could not change <@&" + red + ">: the role <@&" + red + "> was deleted."
-	if r := h.As("frank").Click(msg, button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, want) {
+	if r := h.As("frank").Click(msg, heraldtest.Button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, want) {
 		t.Errorf("a click on the deleted role's button: %q, want %q", r.Content, want)
 	}
 	if n := len(memberRoleCalls(h, http.MethodPut, h.Member("frank"), red)); n != 0 {
@@ -98,7 +98,7 @@ func TestRoleMenuRoleDeleted(t *testing.T) {
 
 	h.As("admin").Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "colours", "role": h.Role("Blue"), "label": "Navy"}).Reply()
 	menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool {
-		b := buttons(m)
+		b := heraldtest.Buttons(m)
 		return len(b) == 1 && b[0].Label == "Navy"
 	})
 	h.Eventually("status to show the menu published without the role", func() bool {
@@ -121,7 +121,7 @@ func TestRoleMenuTargetsDeletedWhileDown(t *testing.T) {
 	admin.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": "pings", "role": h.Role("News")}).Reply()
 	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "pings", "channel": h.Channel("general")}).Reply()
 	pings := menuMessage(t, h, "general", "pings", nil)
-	posts := requests(h, http.MethodPost, "/channels/{channel_id}/messages")
+	posts := h.Requests(http.MethodPost, "/channels/{channel_id}/messages")
 
 	h.Stop()
 	if res := h.Sim.Do(http.MethodDelete, "/channels/"+h.Channel("roles"), nil); res.Status != http.StatusOK {
@@ -148,7 +148,7 @@ func TestRoleMenuTargetsDeletedWhileDown(t *testing.T) {
 			t.Errorf("%d edits of %s answered 404, want 1", n, m.Content)
 		}
 	}
-	if n := requests(h, http.MethodPost, "/channels/{channel_id}/messages"); n != posts {
+	if n := h.Requests(http.MethodPost, "/channels/{channel_id}/messages"); n != posts {
 		t.Errorf("%d messages posted after the restart, want none until republished", n-posts)
 	}
 
@@ -167,7 +167,7 @@ func statusLine(status, menu string) string {
 }
 
 func firstLabel(m *discordgo.Message) string {
-	if b := buttons(m); len(b) > 0 {
+	if b := heraldtest.Buttons(m); len(b) > 0 {
 		return b[0].Label
 	}
 	return ""
@@ -201,7 +201,7 @@ func TestRoleMenuStatusWhileRateLimited(t *testing.T) {
 	}
 
 	admin.Command("general", "/rolemenu/option/edit", edited("Red 1")).Reply()
-	h.Eventually("the first edit", func() bool { return requests(h, http.MethodPatch, edit) == 1 })
+	h.Eventually("the first edit", func() bool { return h.Requests(http.MethodPatch, edit) == 1 })
 	first := lastRequest(h, http.MethodPatch, edit)
 	// Discord lowers the limit to one edit per 8 s: the next edit, in the
 	// window the first one opened, is answered 429 for the rest of it.

@@ -84,7 +84,7 @@ func TestRoleMenuButtonLimits(t *testing.T) {
 			t.Errorf("row %d has %d buttons, want 5", i, n)
 		}
 	}
-	b := buttons(msg)
+	b := heraldtest.Buttons(msg)
 	// Cut to 80 characters, "…" included; the 80th is a space, which
 	// goes too.
 	want := strings.TrimRight(string([]rune(longName)[:79]), " ") + "…"
@@ -122,7 +122,7 @@ func TestRoleMenuButtonLimits(t *testing.T) {
 	if r := admin.Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "tags", "role": h.Role("Tag01"), "label": strings.Repeat("z", 80)}).Reply(); !strings.Contains(r.Content, "Updated") {
 		t.Errorf("an 80-character label: %q", r.Content)
 	}
-	menuMessage(t, h, "roles", "tags", func(m *discordgo.Message) bool { return buttons(m)[1].Label == strings.Repeat("z", 80) })
+	menuMessage(t, h, "roles", "tags", func(m *discordgo.Message) bool { return heraldtest.Buttons(m)[1].Label == strings.Repeat("z", 80) })
 }
 
 // A menu with no options is never sent: publishing an empty menu is
@@ -162,12 +162,12 @@ func TestRoleMenuNeverEmpty(t *testing.T) {
 	}
 	publishJobsDone(t, h)
 
-	edits := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
+	edits := h.Requests(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
 	if r := admin.Command("general", "/rolemenu/option/remove", heraldtest.Opts{"menu": "colours", "role": h.Role("Red")}).Reply(); !strings.Contains(r.Content, "no roles left") {
 		t.Errorf("removing the last option: %q", r.Content)
 	}
 	publishJobsDone(t, h)
-	if n := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 0 {
+	if n := h.Requests(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 0 {
 		t.Errorf("removing the last option sent %d message edits, want none", n)
 	}
 	if sel := selectMenu(menuMessage(t, h, "roles", "colours", nil)); len(sel.Options) != 1 || sel.Options[0].Label != "Red" {

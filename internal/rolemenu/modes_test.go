@@ -76,23 +76,23 @@ func TestRoleMenuModesAndRules(t *testing.T) {
 	if r := admin.Command("general", "/rolemenu/set/link", heraldtest.Opts{"menu": "topics", "with": "colours"}).Reply(); !strings.Contains(r.Content, "share one group") {
 		t.Fatalf("link: %q", r.Content)
 	}
-	h.As("erin").Click(topics, button(t, topics, "Gaming")).Reply()
+	h.As("erin").Click(topics, heraldtest.Button(t, topics, "Gaming")).Reply()
 	h.Eventually("Gaming to replace Blue", func() bool { return hasRole(h, "erin", "Gaming") && !hasRole(h, "erin", "Blue") })
 
 	// verify only adds.
 	rules := setup(t, h, "rules", heraldtest.Opts{"mode": "verify"}, "News")
-	if r := h.As("frank").Click(rules, button(t, rules, "News")).Reply(); !strings.Contains(r.Content, "Nothing changed") || !hasRole(h, "frank", "News") {
+	if r := h.As("frank").Click(rules, heraldtest.Button(t, rules, "News")).Reply(); !strings.Contains(r.Content, "Nothing changed") || !hasRole(h, "frank", "News") {
 		t.Errorf("verify click by a member who has the role: %q", r.Content)
 	}
 
 	// Required and blocked roles, answered by the click job, changing nothing.
 	admin.Command("general", "/rolemenu/set/required-role", heraldtest.Opts{"menu": "rules", "role": h.Role("Events")}).Reply()
-	if r := h.As("dave").Click(rules, button(t, rules, "News")).Reply(); !strings.Contains(r.Content, "You need <@&"+h.Role("Events")+">") {
+	if r := h.As("dave").Click(rules, heraldtest.Button(t, rules, "News")).Reply(); !strings.Contains(r.Content, "You need <@&"+h.Role("Events")+">") {
 		t.Errorf("without the required role: %q", r.Content)
 	}
 	admin.Command("general", "/rolemenu/set/required-role", heraldtest.Opts{"menu": "rules"}).Reply()
 	admin.Command("general", "/rolemenu/set/blocked-role", heraldtest.Opts{"menu": "rules", "role": h.Role("Moderator"), "blocked": true}).Reply()
-	if r := h.As("alice").Click(rules, button(t, rules, "News")).Reply(); !strings.Contains(r.Content, "cannot use this menu") {
+	if r := h.As("alice").Click(rules, heraldtest.Button(t, rules, "News")).Reply(); !strings.Contains(r.Content, "cannot use this menu") {
 		t.Errorf("with a blocked role: %q", r.Content)
 	}
 	if hasRole(h, "alice", "News") || hasRole(h, "dave", "News") {
@@ -100,7 +100,7 @@ func TestRoleMenuModesAndRules(t *testing.T) {
 	}
 
 	// An option removed since publishing.
-	old := button(t, topics, "Gaming")
+	old := heraldtest.Button(t, topics, "Gaming")
 	admin.Command("general", "/rolemenu/option/remove", heraldtest.Opts{"menu": "topics", "role": h.Role("Gaming")}).Reply()
 	if r := h.As("erin").Click(topics, old).Reply(); !strings.Contains(r.Content, "no longer exists") {
 		t.Errorf("a removed option: %q", r.Content)

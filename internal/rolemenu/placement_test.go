@@ -28,7 +28,7 @@ func TestRoleMenuCreateReconciledByNonce(t *testing.T) {
 	admin := h.As("admin")
 
 	setup(t, h, "pings", heraldtest.Opts{}, "News")
-	if posts, edits := requests(h, http.MethodPost, postRoute), requests(h, http.MethodPatch, postRoute+"/{message_id}"); posts != 1 || edits != 0 {
+	if posts, edits := h.Requests(http.MethodPost, postRoute), h.Requests(http.MethodPatch, postRoute+"/{message_id}"); posts != 1 || edits != 0 {
 		t.Errorf("a first publish made %d creates and %d edits, want 1 and 0", posts, edits)
 	}
 
@@ -44,7 +44,7 @@ func TestRoleMenuCreateReconciledByNonce(t *testing.T) {
 	}).JSON(t, &earlier)
 
 	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "colours", "channel": h.Channel("roles")}).Reply()
-	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return m.Content == "**colours**" && len(buttons(m)) == 1 })
+	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return m.Content == "**colours**" && len(heraldtest.Buttons(m)) == 1 })
 	if msg.ID != earlier.ID {
 		t.Errorf("herald posted message %s beside the one its nonce names (%s)", msg.ID, earlier.ID)
 	}
@@ -77,7 +77,7 @@ func TestRoleMenuMovedWhilePosting(t *testing.T) {
 	menuMessage(t, h, "general", "pings", nil)
 	h.Eventually("no menu left in #roles", func() bool { return len(h.Messages(h.Channel("roles"))) == 0 })
 	h.Eventually("status to show the menu published", func() bool { return strings.Contains(status(h), ": published") })
-	if n := requests(h, http.MethodPost, postRoute); n != 2 {
+	if n := h.Requests(http.MethodPost, postRoute); n != 2 {
 		t.Errorf("%d message creates, want 2 (one per placement)", n)
 	}
 }

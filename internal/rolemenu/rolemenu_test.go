@@ -63,41 +63,6 @@ func menuMessage(t *testing.T, h *heraldtest.Herald, channel, title string, chec
 	return found
 }
 
-func buttons(m *discordgo.Message) []discordgo.Button {
-	var out []discordgo.Button
-	for _, row := range m.Components {
-		if r, ok := row.(*discordgo.ActionsRow); ok {
-			for _, c := range r.Components {
-				if b, ok := c.(*discordgo.Button); ok {
-					out = append(out, *b)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func button(t *testing.T, m *discordgo.Message, label string) string {
-	t.Helper()
-	for _, b := range buttons(m) {
-		if b.Label == label {
-			return b.CustomID
-		}
-	}
-	t.Fatalf("no button %q on %q", label, m.Content)
-	return ""
-}
-
-func requests(h *heraldtest.Herald, method, route string) int {
-	n := 0
-	for _, r := range h.Sim.Server.Requests() {
-		if r.Method == method && r.Route == route {
-			n++
-		}
-	}
-	return n
-}
-
 // An admin sets up a menu in five commands; the refusals name the role
 // and the reason and change nothing; members toggle roles with replies in
 // their language; quick edits make one message edit; a deleted message
@@ -132,16 +97,16 @@ func TestRoleMenuEndToEnd(t *testing.T) {
 	if r := admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "colours", "channel": h.Channel("roles")}).Reply(); !strings.Contains(r.Content, "Publishing") {
 		t.Fatalf("publish: %q", r.Content)
 	}
-	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return len(buttons(m)) == 2 })
+	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return len(heraldtest.Buttons(m)) == 2 })
 
 	// Members click: toggle on, toggle off, in their language.
-	if r := h.As("bob").Click(msg, button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("Red")+">") {
+	if r := h.As("bob").Click(msg, heraldtest.Button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("Red")+">") {
 		t.Errorf("bob's first click: %q", r.Content)
 	}
 	if !hasRole(h, "bob", "Red") {
 		t.Error("bob did not get Red")
 	}
-	if r := h.As("bob").Locale("de").Click(msg, button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "<@&"+h.Role("Red")+">") || strings.Contains(r.Content, "Removed") {
+	if r := h.As("bob").Locale("de").Click(msg, heraldtest.Button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "<@&"+h.Role("Red")+">") || strings.Contains(r.Content, "Removed") {
 		t.Errorf("bob's second click (German): %q", r.Content)
 	}
 	if hasRole(h, "bob", "Red") {
@@ -149,14 +114,14 @@ func TestRoleMenuEndToEnd(t *testing.T) {
 	}
 
 	// Ten quick edits: one message edit, showing the last.
-	edits := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
+	edits := h.Requests(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
 	for i := range 10 {
 		admin.Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "colours", "role": h.Role("Red"), "label": "Red " + strconv.Itoa(i)}).Reply()
 	}
 	msg = menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool {
-		return slices.ContainsFunc(buttons(m), func(b discordgo.Button) bool { return b.Label == "Red 9" })
+		return slices.ContainsFunc(heraldtest.Buttons(m), func(b discordgo.Button) bool { return b.Label == "Red 9" })
 	})
-	if n := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
+	if n := h.Requests(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
 		t.Errorf("ten edits made %d message edits, want 1", n)
 	}
 

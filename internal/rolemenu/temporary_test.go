@@ -25,7 +25,7 @@ func TestRoleMenuTemporaryRoleAcrossRestart(t *testing.T) {
 	if r := h.As("admin").Command("general", "/rolemenu/set/temporary", heraldtest.Opts{"menu": "trial", "duration": "1m"}).Reply(); !strings.Contains(r.Content, "removed 1m after") {
 		t.Fatalf("set temporary: %q", r.Content)
 	}
-	reply := h.As("erin").Click(msg, button(t, msg, "Red")).Reply().Content
+	reply := h.As("erin").Click(msg, heraldtest.Button(t, msg, "Red")).Reply().Content
 	m := removedAt.FindStringSubmatch(reply)
 	if m == nil || !hasRole(h, "erin", "Red") {
 		t.Fatalf("the click: %q, has Red %v", reply, hasRole(h, "erin", "Red"))

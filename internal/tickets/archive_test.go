@@ -45,7 +45,7 @@ func TestArchivedTicketStaysWorkable(t *testing.T) {
 	notice := message(t, h, h.Channel("ticket-log"), "opened ticket #1")
 
 	archived(h, ch)
-	if r := h.As("sam").Click(notice, button(t, notice, "Join ticket")).Reply(); !strings.Contains(r.Content, "You are in ticket #1") {
+	if r := h.As("sam").Click(notice, heraldtest.Button(t, notice, "Join ticket")).Reply(); !strings.Contains(r.Content, "You are in ticket #1") {
 		t.Fatalf("join an archived ticket: %q", r.Content)
 	}
 	if !slices.Contains(thread(h, ch).Members, h.Member("sam")) {

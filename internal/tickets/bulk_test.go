@@ -33,7 +33,7 @@ func TestPanelsRepublish(t *testing.T) {
 		err := h.DB.QueryRow(t.Context(), `SELECT state FROM ticket_panels WHERE title = 'Help desk'`).Scan(&state)
 		return err == nil && state == "target_missing"
 	})
-	edits := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
+	edits := h.Succeeded(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
 	gone := "Ticket panel **Help desk** in <#" + h.Channel("help") + "> — saved revision 1, visible revision 1: failed: its message or channel was deleted. Fix: `/tickets panels republish`"
 	if s := admin.Command("general", "/herald/status", nil).Reply().Content; !strings.Contains(s, gone) || strings.Contains(s, "**Billing**") {
 		t.Errorf("/herald status before the republish:\n%s\nwant %q and nothing on Billing", s, gone)
@@ -67,7 +67,7 @@ func TestPanelsRepublish(t *testing.T) {
 	if s := h.As("owner").Command("general", "/herald/status", nil).Reply().Content; strings.Contains(s, "Ticket panel") {
 		t.Errorf("/herald status after the republish still names a panel:\n%s", s)
 	}
-	if requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") == edits {
+	if h.Succeeded(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") == edits {
 		t.Error("the progress message was never edited")
 	}
 }

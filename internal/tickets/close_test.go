@@ -52,8 +52,8 @@ func TestCloseResumesWithTranscript(t *testing.T) {
 			failedDMs++
 		}
 	}
-	if failedDMs != 6 || requests(h, http.MethodPost, "/users/@me/channels") != 1 {
-		t.Errorf("%d failed DM opens and %d that worked, want 6 and 1", failedDMs, requests(h, http.MethodPost, "/users/@me/channels"))
+	if failedDMs != 6 || h.Succeeded(http.MethodPost, "/users/@me/channels") != 1 {
+		t.Errorf("%d failed DM opens and %d that worked, want 6 and 1", failedDMs, h.Succeeded(http.MethodPost, "/users/@me/channels"))
 	}
 	if reads != 2 {
 		t.Errorf("the transcript read %d pages, want 2 (152 messages, once)", reads)

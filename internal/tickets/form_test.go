@@ -32,7 +32,7 @@ func TestIntakeForm(t *testing.T) {
 		t.Fatalf("form: %q", r.Content)
 	}
 
-	click := h.As("bob").Click(panel, button(t, panel, "Open ticket"))
+	click := h.As("bob").Click(panel, heraldtest.Button(t, panel, "Open ticket"))
 	st := click.Ack()
 	if st.AckType != int(discordgo.InteractionResponseModal) {
 		t.Fatalf("the click was answered with type %d, want the modal", st.AckType)

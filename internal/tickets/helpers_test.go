@@ -31,41 +31,6 @@ func fixture() sim.Fixture {
 	return f
 }
 
-func buttons(m *discordgo.Message) []discordgo.Button {
-	var out []discordgo.Button
-	for _, row := range m.Components {
-		if r, ok := row.(*discordgo.ActionsRow); ok {
-			for _, c := range r.Components {
-				if b, ok := c.(*discordgo.Button); ok {
-					out = append(out, *b)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func button(t *testing.T, m *discordgo.Message, label string) string {
-	t.Helper()
-	for _, b := range buttons(m) {
-		if b.Label == label {
-			return b.CustomID
-		}
-	}
-	t.Fatalf("no button %q on %q", label, m.Content)
-	return ""
-}
-
-func requests(h *heraldtest.Herald, method, route string) int {
-	n := 0
-	for _, r := range h.Sim.Server.Requests() {
-		if r.Method == method && r.Route == route && r.Status < 300 {
-			n++
-		}
-	}
-	return n
-}
-
 // message waits for a message in channelID whose content contains text.
 func message(t *testing.T, h *heraldtest.Herald, channelID, text string) *discordgo.Message {
 	t.Helper()

@@ -37,7 +37,7 @@ func TestJoinTicketFromNotification(t *testing.T) {
 	if !strings.Contains(notice.Content, "<#"+ch+">") || count(h, h.Channel("ticket-log"), "opened ticket") != 0 {
 		t.Errorf("notification = %q (or posted in the log channel too)", notice.Content)
 	}
-	join := button(t, notice, "Join ticket")
+	join := heraldtest.Button(t, notice, "Join ticket")
 
 	if r := h.As("carol").Click(notice, join).Reply(); !strings.Contains(r.Content, "Only members with <@&"+h.Role("Helpers")+">") {
 		t.Errorf("join by a member without the role: %q", r.Content)
@@ -49,19 +49,19 @@ func TestJoinTicketFromNotification(t *testing.T) {
 	if !slices.Contains(members, h.Member("sam")) || slices.Contains(members, h.Member("carol")) {
 		t.Errorf("thread members = %v", members)
 	}
-	if n := requests(h, http.MethodPut, "/channels/{channel_id}/thread-members/{user_id}"); n != 2 {
+	if n := h.Succeeded(http.MethodPut, "/channels/{channel_id}/thread-members/{user_id}"); n != 2 {
 		t.Errorf("%d thread member adds, want 2 (the opener and sam)", n)
 	}
 
-	h.As("tess").Click(welcome, button(t, welcome, "Claim")).Reply()
+	h.As("tess").Click(welcome, heraldtest.Button(t, welcome, "Claim")).Reply()
 	h.Eventually("the notification to name the claim", func() bool {
 		return strings.Contains(h.Messages(h.Channel("staff"))[0].Content, "Claimed by <@"+h.Member("tess")+">")
 	})
 	command(h, "sam", ch, "close", nil).text(t)
 	h.Eventually("the thread archived", func() bool { return thread(h, ch).Archived })
 	closed := h.Messages(h.Channel("staff"))[0]
-	if !strings.Contains(closed.Content, "Closed.") || len(buttons(closed)) != 0 {
-		t.Errorf("closed notification = %q with %d buttons", closed.Content, len(buttons(closed)))
+	if !strings.Contains(closed.Content, "Closed.") || len(heraldtest.Buttons(closed)) != 0 {
+		t.Errorf("closed notification = %q with %d buttons", closed.Content, len(heraldtest.Buttons(closed)))
 	}
 	if n := len(h.Messages(h.Channel("staff"))); n != 1 {
 		t.Errorf("%d messages in #staff, want the one notification", n)

@@ -39,12 +39,12 @@ func TestSetupAndPanel(t *testing.T) {
 	}
 
 	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
-	if b := buttons(panel); len(b) != 1 || b[0].Label != "Open ticket" {
+	if b := heraldtest.Buttons(panel); len(b) != 1 || b[0].Label != "Open ticket" {
 		t.Fatalf("panel buttons = %+v", b)
 	}
 	var id string
 	h.DB.QueryRow(t.Context(), `SELECT id::text FROM ticket_panels`).Scan(&id)
-	edits := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
+	edits := h.Succeeded(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
 	for _, label := range []string{"Billing", "Bugs"} {
 		if r := admin.Command("general", "/tickets/topic/add", heraldtest.Opts{"panel": id, "label": label}).Reply(); !strings.Contains(r.Content, "now offers") {
 			t.Fatalf("topic add %s: %q", label, r.Content)
@@ -55,9 +55,9 @@ func TestSetupAndPanel(t *testing.T) {
 	}
 	h.Eventually("the panel to show both topics", func() bool {
 		m := message(t, h, h.Channel("help"), "**Help desk**")
-		return len(buttons(m)) == 2 && buttons(m)[1].Label == "Bugs"
+		return len(heraldtest.Buttons(m)) == 2 && heraldtest.Buttons(m)[1].Label == "Bugs"
 	})
-	if n := requests(h, http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
+	if n := h.Succeeded(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
 		t.Errorf("two topics made %d panel edits, want 1", n)
 	}
 	if n := len(h.Messages(h.Channel("help"))); n != 1 {
@@ -73,7 +73,7 @@ func TestOpenThreadOnce(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
 	panel := setup(t, h, heraldtest.Opts{})
-	open := button(t, panel, "Open ticket")
+	open := heraldtest.Button(t, panel, "Open ticket")
 
 	bob := h.As("bob")
 	first, second := bob.Click(panel, open), bob.Click(panel, open)
@@ -95,8 +95,8 @@ func TestOpenThreadOnce(t *testing.T) {
 		t.Fatalf("threads = %+v", g.Threads)
 	}
 	welcome := message(t, h, thread, "opened ticket #1")
-	if !strings.Contains(welcome.Content, "<@&"+h.Role("Helpers")+">") || len(buttons(welcome)) != 2 {
-		t.Errorf("welcome = %q with %d buttons", welcome.Content, len(buttons(welcome)))
+	if !strings.Contains(welcome.Content, "<@&"+h.Role("Helpers")+">") || len(heraldtest.Buttons(welcome)) != 2 {
+		t.Errorf("welcome = %q with %d buttons", welcome.Content, len(heraldtest.Buttons(welcome)))
 	}
 	var tickets int
 	h.DB.QueryRow(t.Context(), `SELECT count(*) FROM tickets`).Scan(&tickets)
@@ -114,7 +114,7 @@ func TestOpenThreadOnce(t *testing.T) {
 	if r := bob.Locale("fr").Click(panel, open).Reply(); !strings.Contains(r.Content, "Tu pourras ouvrir un autre ticket dans") {
 		t.Errorf("click in the cooldown (French): %q", r.Content)
 	}
-	if n := requests(h, http.MethodPost, "/channels/{channel_id}/threads"); n != 1 {
+	if n := h.Succeeded(http.MethodPost, "/channels/{channel_id}/threads"); n != 1 {
 		t.Errorf("%d threads created, want 1", n)
 	}
 }
@@ -132,7 +132,7 @@ func TestChannelModeOverflowAndCap(t *testing.T) {
 	}
 	h := heraldtest.New(t, heraldtest.WithFixture(f))
 	panel := setup(t, h, heraldtest.Opts{"mode": "channel", "category": h.Channel("Tickets")})
-	open := button(t, panel, "Open ticket")
+	open := heraldtest.Button(t, panel, "Open ticket")
 
 	first := ticketChannel(t, h.As("bob").Click(panel, open).Reply())
 	second := ticketChannel(t, h.As("carol").Click(panel, open).Reply())

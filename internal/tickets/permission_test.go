@@ -30,7 +30,7 @@ func TestOpenWithoutPermission(t *testing.T) {
 	h := heraldtest.New(t, heraldtest.WithFixture(f))
 	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
 
-	r := h.As("erin").Click(panel, button(t, panel, "Open ticket")).Reply()
+	r := h.As("erin").Click(panel, heraldtest.Button(t, panel, "Open ticket")).Reply()
 	if !strings.Contains(r.Content, "Create Private Threads") {
 		t.Fatalf("the member was told %q, want the missing permission named", r.Content)
 	}
@@ -46,14 +46,14 @@ func TestOpenWithoutPermission(t *testing.T) {
 	}
 
 	h.Sim.SetMemberRole(h.Guild.ID, h.Guild.BotUserID, h.Role("Threads"), true)
-	r = h.As("erin").Click(panel, button(t, panel, "Open ticket")).Reply()
+	r = h.As("erin").Click(panel, heraldtest.Button(t, panel, "Open ticket")).Reply()
 	if !strings.Contains(r.Content, "<#") {
 		t.Fatalf("after the fix the member was told %q, want a link to the ticket", r.Content)
 	}
 	if n := len(h.Sim.Guild(h.Guild.ID).Threads); n != 1 {
 		t.Errorf("%d threads after the fix, want the ticket's one", n)
 	}
-	if n := requests(h, http.MethodPost, "/channels/{channel_id}/threads"); n > 2 {
+	if n := h.Succeeded(http.MethodPost, "/channels/{channel_id}/threads"); n > 2 {
 		t.Errorf("%d thread creates for one refused and one opened ticket", n)
 	}
 }
@@ -76,7 +76,7 @@ func TestOpenWithoutManageThreads(t *testing.T) {
 	h := heraldtest.New(t, heraldtest.WithFixture(f))
 	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
 
-	r := h.As("erin").Click(panel, button(t, panel, "Open ticket")).Reply()
+	r := h.As("erin").Click(panel, heraldtest.Button(t, panel, "Open ticket")).Reply()
 	if !strings.Contains(r.Content, "**Manage Threads**") || strings.Contains(r.Content, "Create Private Threads") {
 		t.Fatalf("the member was told %q, want Manage Threads named", r.Content)
 	}
@@ -94,7 +94,7 @@ func TestOpenWithoutManageThreads(t *testing.T) {
 	}
 
 	h.Sim.SetMemberRole(h.Guild.ID, h.Guild.BotUserID, h.Role("Moderation"), true)
-	if r := h.As("erin").Click(panel, button(t, panel, "Open ticket")).Reply(); !strings.Contains(r.Content, "<#") {
+	if r := h.As("erin").Click(panel, heraldtest.Button(t, panel, "Open ticket")).Reply(); !strings.Contains(r.Content, "<#") {
 		t.Fatalf("after the fix the member was told %q, want a link to the ticket", r.Content)
 	}
 }

@@ -18,12 +18,12 @@ func TestThreadCreateAnswerLost(t *testing.T) {
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
 	panel := setup(t, h, heraldtest.Opts{})
 	h.Sim.SetFault(sim.Fault{Route: "POST /channels/{channel_id}/threads", DropAfterApply: 1})
-	ch := ticketChannel(t, h.As("bob").Click(panel, button(t, panel, "Open ticket")).Reply())
+	ch := ticketChannel(t, h.As("bob").Click(panel, heraldtest.Button(t, panel, "Open ticket")).Reply())
 	g := h.Sim.Guild(h.Guild.ID)
 	if len(g.Threads) != 1 || g.Threads[0].ID != ch {
 		t.Fatalf("threads = %+v, want the one the lost create made", g.Threads)
 	}
-	if n := requests(h, http.MethodGet, "/guilds/{guild_id}/threads/active"); n != 1 {
+	if n := h.Succeeded(http.MethodGet, "/guilds/{guild_id}/threads/active"); n != 1 {
 		t.Errorf("%d reads of the active threads, want 1 (by the retry)", n)
 	}
 	message(t, h, ch, "opened ticket #1")
@@ -73,7 +73,7 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 	if n := count(h, h.Channel("ticket-log"), "Transcript of ticket #1"); n != 1 {
 		t.Errorf("%d transcript uploads, want 1", n)
 	}
-	if n := requests(h, http.MethodPatch, "/channels/{channel_id}"); n != 1 {
+	if n := h.Succeeded(http.MethodPatch, "/channels/{channel_id}"); n != 1 {
 		t.Errorf("%d channel edits, want 1 archive", n)
 	}
 	var status string

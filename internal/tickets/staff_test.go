@@ -14,7 +14,7 @@ import (
 func openTicket(t *testing.T, h *heraldtest.Herald, panelMsg string, username string) string {
 	t.Helper()
 	panel := message(t, h, h.Channel("help"), panelMsg)
-	return ticketChannel(t, h.As(username).Click(panel, button(t, panel, "Open ticket")).Reply())
+	return ticketChannel(t, h.As(username).Click(panel, heraldtest.Button(t, panel, "Open ticket")).Reply())
 }
 
 func thread(h *heraldtest.Herald, id string) sim.SnapshotThread {
@@ -40,7 +40,7 @@ func TestStaffCommands(t *testing.T) {
 	if r := command(h, "bob", ch, "claim", nil).text(t); !strings.Contains(r, "Only members with") {
 		t.Errorf("claim by the opener: %q", r)
 	}
-	if r := h.As("sam").Click(welcome, button(t, welcome, "Claim")).Reply(); !strings.Contains(r.Content, "You claimed ticket #1") {
+	if r := h.As("sam").Click(welcome, heraldtest.Button(t, welcome, "Claim")).Reply(); !strings.Contains(r.Content, "You claimed ticket #1") {
 		t.Errorf("claim button: %q", r.Content)
 	}
 	message(t, h, ch, "claimed this ticket")
@@ -88,7 +88,7 @@ func TestStaffCommands(t *testing.T) {
 		t.Errorf("close-request: %q", r)
 	}
 	request := message(t, h, ch, "thinks this ticket can be closed")
-	if r := h.As("bob").Click(request, button(t, request, "Close now")).Reply(); !strings.Contains(r.Content, "Closing ticket #1") {
+	if r := h.As("bob").Click(request, heraldtest.Button(t, request, "Close now")).Reply(); !strings.Contains(r.Content, "Closing ticket #1") {
 		t.Errorf("confirm: %q", r.Content)
 	}
 	h.Eventually("the thread archived and locked", func() bool { th := thread(h, ch); return th.Archived && th.Locked })
@@ -121,7 +121,7 @@ func TestStaffCommands(t *testing.T) {
 		!strings.Contains(r, "https://cdn.discordapp.com/attachments/") {
 		t.Errorf("transcript: %q", r)
 	}
-	if n := requests(h, http.MethodPost, "/users/@me/channels"); n != 1 {
+	if n := h.Succeeded(http.MethodPost, "/users/@me/channels"); n != 1 {
 		t.Errorf("%d DM channels opened, want 1", n)
 	}
 }
