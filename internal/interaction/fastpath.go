@@ -130,7 +130,7 @@ func (f *FastPath) Serve(i *discordgo.Interaction, answer Answer) {
 // commits its work, and returns the answer with the outcome it is counted
 // as (routed, outdated, replay, busy, unconfirmed, failed).
 func (f *FastPath) decide(ctx context.Context, in *Interaction, log *slog.Logger) (*discordgo.InteractionResponse, string) {
-	h, ok := f.o.Mux.match(in.Interaction, in)
+	h, ok := f.o.Mux.Match(in)
 	if !ok {
 		log.Info("outdated or unknown interaction")
 		return Ephemeral(in.Localizer.T("interaction.outdated", nil)), "outdated"

@@ -181,9 +181,12 @@ func matchRoutes(kind string, declared []string, routes map[string]Handler) []er
 	return errs
 }
 
-// match finds the handler for i and fills in's routing fields; ok is false
-// for an unknown command, an unparsable custom_id or a retired version.
-func (m *Mux) match(i *discordgo.Interaction, in *Interaction) (Handler, bool) {
+// Match finds the handler of in's interaction (with its routes'
+// middleware) and fills in's routing fields, as the fast path does before
+// it runs the handler; ok is false for an unknown command, an unparsable
+// custom_id or a retired version.
+func (m *Mux) Match(in *Interaction) (h Handler, ok bool) {
+	i := in.Interaction
 	switch i.Type {
 	case discordgo.InteractionApplicationCommand, discordgo.InteractionApplicationCommandAutocomplete:
 		in.Path = CommandPath(i.ApplicationCommandData())

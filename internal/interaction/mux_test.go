@@ -34,7 +34,7 @@ func component(customID string) *discordgo.Interaction {
 func answer(t *testing.T, m *Mux, i *discordgo.Interaction) (string, *Interaction) {
 	t.Helper()
 	in := &Interaction{Interaction: i}
-	h, ok := m.match(i, in)
+	h, ok := m.Match(in)
 	if !ok {
 		return "", in
 	}
