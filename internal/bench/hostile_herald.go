@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/herald-bot/herald/internal/freeport"
 )
 
 // child is herald running as a process of its own, so what is read from
@@ -32,11 +33,11 @@ type child struct {
 // environment (this process's, unless it has one) and waits until it is
 // ready.
 func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]string) (*child, error) {
-	admin, err := freeAddr()
+	admin, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
-	proxy, err := freeAddr()
+	proxy, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}
@@ -198,15 +199,6 @@ func (p *rssPeak) stop() (float64, error) {
 	close(p.done)
 	p.wg.Wait()
 	return p.peak, p.err
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // tail keeps the last max bytes written to it: herald's last words, for

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/freeport"
 )
 
 // ScaleInteractions is the part of `herald bench scale` that runs
@@ -128,7 +129,7 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 		}
 	}()
 	for range o.Processes {
-		addr, err := freeAddr()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return res, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/freeport"
 	"github.com/herald-bot/herald/internal/pgserver"
 )
 
@@ -107,10 +108,10 @@ func Start(ctx context.Context, sc Scenario, opt Options) (d *Demo, err error) {
 	if err := d.loadGuild(); err != nil {
 		return d, err
 	}
-	if d.HTTPAddr, err = freeAddr(); err != nil {
+	if d.HTTPAddr, err = freeport.Addr(); err != nil {
 		return d, err
 	}
-	if d.ProxyAddr, err = freeAddr(); err != nil {
+	if d.ProxyAddr, err = freeport.Addr(); err != nil {
 		return d, err
 	}
 	d.env = append(os.Environ(),
@@ -248,15 +249,6 @@ func (d *Demo) Close() error {
 		errs = append(errs, d.cluster.Destroy(ctx))
 	}
 	return errors.Join(errs...)
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // Guide is what someone driving the kept simulator and herald by hand

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/feature"
+	"github.com/herald-bot/herald/internal/freeport"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
@@ -77,10 +77,9 @@ func StartChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
 // FreeAddr is a loopback address whose port was free a moment ago.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
