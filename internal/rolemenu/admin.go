@@ -39,7 +39,7 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 	if n := utf8.RuneCountInString(description); n > maxMenuText {
 		return say(in, "bad_menu_description", map[string]any{"Max": maxMenuText, "Count": n}), nil
 	}
-	style, mode := cmp.Or(o.String("style"), "buttons"), cmp.Or(o.String("mode"), "toggle")
+	style, mode := cmp.Or(Style(o.String("style")), StyleButtons), cmp.Or(Mode(o.String("mode")), ModeToggle)
 	if !slices.Contains(styles, style) {
 		return badChoice(in, style, styles), nil
 	}
@@ -58,14 +58,6 @@ func (d *deps) create(ctx context.Context, in *interaction.Interaction) (*discor
 	return say(in, "created", map[string]any{"Name": name, "Style": style, "Mode": mode}), nil
 }
 
-// The styles and modes a menu may have. Discord offers only these as the
-// options' choices, but a client with an outdated command list, or a
-// forged request, may send anything.
-var (
-	styles = []string{"buttons", "select"}
-	modes  = []string{"toggle", "unique", "verify", "drop"}
-)
-
 // badText refuses an option's label or description that Discord would
 // not show, naming the limit; nil when both fit. The command declares
 // these lengths, so only a client with an outdated command list, or a
@@ -82,8 +74,12 @@ func badText(in *interaction.Interaction, label, description string) *discordgo.
 }
 
 // badChoice refuses a value that is not one of allowed, naming them.
-func badChoice(in *interaction.Interaction, value string, allowed []string) *discordgo.InteractionResponse {
-	return say(in, "bad_choice", map[string]any{"Value": value, "Allowed": "`" + strings.Join(allowed, "`, `") + "`"})
+func badChoice[T ~string](in *interaction.Interaction, value T, allowed []T) *discordgo.InteractionResponse {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return say(in, "bad_choice", map[string]any{"Value": value, "Allowed": "`" + strings.Join(names, "`, `") + "`"})
 }
 
 // change runs fn on the locked menu named by the option "menu" and, when
@@ -109,7 +105,7 @@ func (d *deps) change(ctx context.Context, in *interaction.Interaction, fn func(
 	if err := bump(ctx, tx, m); err != nil {
 		return nil, err
 	}
-	if m.State == "active" {
+	if m.State == StateActive {
 		if err := d.requestPublish(ctx, in, m); err != nil {
 			return nil, err
 		}
@@ -162,7 +158,7 @@ func (d *deps) optionRemove(ctx context.Context, in *interaction.Interaction) (*
 			return say(in, "no_option", vars), false, nil
 		}
 		_, err := tx.Exec(ctx, `DELETE FROM rolemenu_options WHERE id = $1`, opt.ID)
-		if len(m.Options) == 1 && m.State == "active" {
+		if len(m.Options) == 1 && m.State == StateActive {
 			// Nothing left to show: the message stays as it was (see
 			// publish), and the admin learns why.
 			return say(in, "option_removed_last", vars), true, err
@@ -173,7 +169,7 @@ func (d *deps) optionRemove(ctx context.Context, in *interaction.Interaction) (*
 
 func (d *deps) setMode(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.change(ctx, in, func(tx pgx.Tx, m *menu) (*discordgo.InteractionResponse, bool, error) {
-		mode := in.Options().String("mode")
+		mode := Mode(in.Options().String("mode"))
 		if !slices.Contains(modes, mode) {
 			return badChoice(in, mode, modes), false, nil
 		}
@@ -184,7 +180,7 @@ func (d *deps) setMode(ctx context.Context, in *interaction.Interaction) (*disco
 
 func (d *deps) setPicks(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.change(ctx, in, func(tx pgx.Tx, m *menu) (*discordgo.InteractionResponse, bool, error) {
-		if m.Style != "select" {
+		if m.Style != StyleSelect {
 			return say(in, "picks_buttons", map[string]any{"Name": m.Name}), false, nil
 		}
 		o := in.Options()
@@ -291,7 +287,7 @@ func (d *deps) place(ctx context.Context, in *interaction.Interaction, answer st
 			return say(in, "no_options", map[string]any{"Name": m.Name}), false, nil
 		}
 		channelID := in.Options().String("channel")
-		if m.ChannelID == nil || *m.ChannelID != channelID || m.State != "active" {
+		if m.ChannelID == nil || *m.ChannelID != channelID || m.State != StateActive {
 			// A message elsewhere is deleted after the new one is up; one
 			// whose channel or message is gone is simply forgotten.
 			_, err := tx.Exec(ctx, `UPDATE rolemenus SET
@@ -302,7 +298,7 @@ func (d *deps) place(ctx context.Context, in *interaction.Interaction, answer st
 				return nil, false, err
 			}
 		}
-		m.State = "active"
+		m.State = StateActive
 		return say(in, answer, map[string]any{"Name": m.Name, "Channel": channelMention(channelID)}), true, nil
 	})
 }
@@ -356,14 +352,15 @@ func (d *deps) list(ctx context.Context, in *interaction.Interaction) (*discordg
 	}
 	var lines []string
 	for rows.Next() {
-		var name, style, mode, state string
+		var name, style, mode string
+		var state State
 		var channel *string
 		var count int
 		if err := rows.Scan(&name, &style, &mode, &channel, &state, &count); err != nil {
 			return nil, err
 		}
 		where := in.Localizer.T("rolemenu.not_placed", nil)
-		if channel != nil && state != "draft" {
+		if channel != nil && state != StateDraft {
 			where = channelMention(*channel)
 		}
 		lines = append(lines, in.Localizer.T("rolemenu.list_line", map[string]any{"Name": name, "Style": style, "Mode": mode, "Count": count, "Where": where}))

@@ -183,7 +183,7 @@ func (w *applyWorker) desire(ctx context.Context, guildID string, has []string, 
 			}
 		}
 		group, read := groups[m.group()]
-		if m.Mode == "unique" && !read {
+		if m.Mode == ModeUnique && !read {
 			var err error
 			if group, err = w.groupRoles(ctx, guildID, m.group()); err != nil {
 				return nil, err
@@ -212,15 +212,15 @@ func (w *applyWorker) desire(ctx context.Context, guildID string, has []string, 
 // of m's unique group.
 func applyClick(want map[string]bool, m *menu, isSelect bool, picked, group []string) {
 	switch {
-	case m.Mode == "verify":
+	case m.Mode == ModeVerify:
 		for _, r := range picked {
 			want[r] = true
 		}
-	case m.Mode == "drop":
+	case m.Mode == ModeDrop:
 		for _, r := range picked {
 			want[r] = false
 		}
-	case isSelect && m.Mode == "toggle":
+	case isSelect && m.Mode == ModeToggle:
 		for _, o := range m.Options {
 			want[o.RoleID] = slices.Contains(picked, o.RoleID)
 		}
@@ -228,7 +228,7 @@ func applyClick(want map[string]bool, m *menu, isSelect bool, picked, group []st
 		for _, r := range group {
 			want[r] = slices.Contains(picked, r)
 		}
-	case m.Mode == "toggle":
+	case m.Mode == ModeToggle:
 		for _, r := range picked {
 			want[r] = !want[r]
 		}

@@ -59,7 +59,7 @@ func (d *deps) requestRepublish(ctx context.Context, tx pgx.Tx, a bulk.Action, t
 	if m.ChannelID == nil || len(m.Options) == 0 {
 		return "", 0, bulk.ErrGone
 	}
-	if m.State == "active" {
+	if m.State == StateActive {
 		if shown, err := synctarget.Visible(ctx, tx, m.target(), m.Revision); err != nil || shown {
 			return m.target(), m.Revision, err
 		}

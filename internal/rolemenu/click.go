@@ -137,7 +137,7 @@ func (m *menu) picks() (lo, hi int) {
 	if hi == 0 || hi > len(m.Options) {
 		hi = len(m.Options)
 	}
-	if m.Mode == "unique" {
+	if m.Mode == ModeUnique {
 		hi = min(hi, 1)
 	}
 	return min(lo, hi), hi

@@ -150,7 +150,7 @@ func (w *configWorker) addOption(ctx context.Context, loc *i18n.Localizer, a con
 	if err := bump(ctx, tx, m); err != nil {
 		return "", err
 	}
-	if m.State == "active" {
+	if m.State == StateActive {
 		client := river.ClientFromContext[pgx.Tx](ctx)
 		if _, _, err := synctarget.Request(ctx, tx, client, m.target(), m.Revision, publishArgs{MenuID: m.ID},
 			work.ForGuild(publishOpts(), a.GuildID)); err != nil {

@@ -53,7 +53,7 @@ func TestRenderWithinLimits(t *testing.T) {
 			t.Errorf("%s has %d characters, over %d", what, c, n)
 		}
 	}
-	for _, style := range []string{"buttons", "select"} {
+	for _, style := range styles {
 		_, components, err := render(&menu{ID: 7, Name: "m", Style: style, MaxPicks: 5, Options: opts})
 		if err != nil {
 			t.Fatalf("%s: %v", style, err)

@@ -61,7 +61,7 @@ func TestCheckRole(t *testing.T) {
 // three toggles of one role are one change, two are none.
 func TestApplyClick(t *testing.T) {
 	t.Parallel()
-	m := func(mode string) *menu {
+	m := func(mode Mode) *menu {
 		return &menu{Mode: mode, Options: []option{{ID: 1, RoleID: "a"}, {ID: 2, RoleID: "b"}, {ID: 3, RoleID: "c"}}}
 	}
 	group := []string{"a", "b", "c", "x"} // x: offered by a linked menu
@@ -71,7 +71,7 @@ func TestApplyClick(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		mode   string
+		mode   Mode
 		has    []string
 		clicks []click
 		want   []string

@@ -45,7 +45,7 @@ func (w *publisher) publish(ctx context.Context, menuID int64) error {
 	if err != nil {
 		return err
 	}
-	if m.State != "active" || m.ChannelID == nil {
+	if m.State != StateActive || m.ChannelID == nil {
 		return nil
 	}
 	snap, err := w.roles.Get(ctx, m.GuildID)
@@ -218,7 +218,7 @@ func render(m *menu) (string, []discordgo.MessageComponent, error) {
 		content += "\n" + m.Description
 	}
 	menuID := strconv.FormatInt(m.ID, 10)
-	if m.Style == "select" {
+	if m.Style == StyleSelect {
 		id, err := customid.Fill(selectID, menuID)
 		if err != nil {
 			return "", nil, err

@@ -21,12 +21,13 @@ func (statusView) Kind() string { return "rolemenu_status" }
 // menuStatus is one menu's line: what is saved, what Discord shows, and
 // the job between them.
 type menuStatus struct {
-	id                  int64
-	name, state, detail string
-	channelID           *string
-	saved, visible      int64
-	job                 *int64
-	roles               []string // of its options
+	id             int64
+	name, detail   string
+	state          State
+	channelID      *string
+	saved, visible int64
+	job            *int64
+	roles          []string // of its options
 }
 
 // statusText is /rolemenu status: every menu of the guild.
@@ -100,15 +101,15 @@ func (d *deps) menuLines(ctx context.Context, guildID string, loc *i18n.Localize
 func (d *deps) describe(ctx context.Context, client *work.Client, loc *i18n.Localizer, m menuStatus) (string, bool, error) {
 	vars := map[string]any{"Name": m.name}
 	switch {
-	case m.state == "draft":
+	case m.state == StateDraft:
 		return loc.T("rolemenu.status.draft", nil), true, nil
 	case len(m.roles) == 0:
 		// publish sends nothing for it: the message shows the last
 		// revision that had options.
 		return loc.T("rolemenu.status.no_options", vars), false, nil
-	case m.state == "target_missing" && m.detail == "channel":
+	case m.state == StateTargetMissing && m.detail == "channel":
 		return loc.T("rolemenu.status.missing_channel", vars), false, nil
-	case m.state == "target_missing":
+	case m.state == StateTargetMissing:
 		return loc.T("rolemenu.status.missing_message", vars), false, nil
 	}
 	if m.job != nil {

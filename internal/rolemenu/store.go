@@ -14,8 +14,8 @@ type menu struct {
 	ID            int64
 	GuildID       string
 	Name          string
-	Style         string // buttons or select
-	Mode          string // toggle, unique, verify or drop
+	Style         Style
+	Mode          Mode
 	Description   string
 	MinPicks      int
 	MaxPicks      int
@@ -27,7 +27,7 @@ type menu struct {
 	MessageID     *string
 	StaleChannel  *string
 	StaleMessage  *string
-	State         string // draft, active or target_missing
+	State         State
 	StateDetail   string
 	Revision      int64
 	Placement     int64 // which message the menu lives in: grows with each new one
@@ -147,12 +147,12 @@ func bump(ctx context.Context, tx pgx.Tx, m *menu) error {
 // revive makes a menu whose message or channel was deleted active again,
 // in a new placement: the next publish posts a new message.
 func revive(ctx context.Context, tx pgx.Tx, m *menu) error {
-	if m.State == "target_missing" {
+	if m.State == StateTargetMissing {
 		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET message_id = NULL, placement = placement + 1, state = 'active', state_detail = ''
 			WHERE id = $1`, m.ID); err != nil {
 			return fmt.Errorf("rolemenu: revive %s: %w", m.Name, err)
 		}
 	}
-	m.State = "active"
+	m.State = StateActive
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 // the message that tells the ticket about it.
 type actionArgs struct {
 	TicketID int64  `json:"ticket_id"`
-	Action   string `json:"action"` // claim, unclaim, add, remove, transfer, rename, close_request, reopen
+	Action   Action `json:"action"`
 	ActorID  string `json:"actor_id"`
 	TargetID string `json:"target_id,omitempty"`
 	Name     string `json:"name,omitempty"`
@@ -42,31 +42,31 @@ func (w *actionWorker) Work(ctx context.Context, j *river.Job[actionArgs]) error
 	}
 	// A ticket closed since the action stays as its close left it (its
 	// thread archived and locked): nothing changes, nothing is posted.
-	if err != nil || t.ChannelID == nil || t.Status != "open" {
+	if err != nil || t.ChannelID == nil || t.Status != StatusOpen {
 		return err
 	}
 	ch := *t.ChannelID
 	reason := fmt.Sprintf("ticket #%d: %s", t.Number, a.Action)
 	no := false
 	switch {
-	case a.Action == "add" && t.Mode == "thread":
+	case a.Action == ActionAdd && t.Mode == ModeThread:
 		err = w.onThread(ctx, t, reason, func() error { return w.discord.AddThreadMember(ctx, ch, a.TargetID) })
-	case a.Action == "add":
+	case a.Action == ActionAdd:
 		err = w.discord.SetOverwrite(ctx, ch, rest.Overwrite{ID: a.TargetID, Type: discordgo.PermissionOverwriteTypeMember, Allow: memberAllow}, reason)
-	case a.Action == "remove" && t.Mode == "thread":
+	case a.Action == ActionRemove && t.Mode == ModeThread:
 		err = w.onThread(ctx, t, reason, func() error { return w.discord.RemoveThreadMember(ctx, ch, a.TargetID) })
-	case a.Action == "remove":
+	case a.Action == ActionRemove:
 		err = w.discord.DeleteOverwrite(ctx, ch, a.TargetID, reason)
-	case a.Action == "rename" && t.Mode == "thread":
+	case a.Action == ActionRename && t.Mode == ModeThread:
 		// Discord renames an archived thread only in a PATCH that
 		// unarchives it: one request either way.
 		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Name: &a.Name, Archived: &no}, reason)
-	case a.Action == "rename":
+	case a.Action == ActionRename:
 		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Name: &a.Name}, reason)
-	case a.Action == "reopen":
+	case a.Action == ActionReopen:
 		_, err = w.discord.ModifyChannel(ctx, ch, rest.ChannelEdit{Archived: &no, Locked: &no}, reason)
 	}
-	if a.Action == "remove" && apiCode(err) == 10007 {
+	if a.Action == ActionRemove && apiCode(err) == 10007 {
 		err = nil // not in the thread: removed all the same
 	}
 	if gone(err) {
@@ -88,7 +88,7 @@ func (w *actionWorker) Work(ctx context.Context, j *river.Job[actionArgs]) error
 		return err
 	}
 	switch a.Action {
-	case "claim", "unclaim", "transfer", "reopen":
+	case ActionClaim, ActionUnclaim, ActionTransfer, ActionReopen:
 		// Staff see in the notification who has the ticket, and may join
 		// a reopened one again.
 		return w.refreshNotice(ctx, t)
@@ -102,11 +102,11 @@ func (w *actionWorker) message(t *ticket, a actionArgs) (rest.NewMessage, error)
 	loc := w.catalog.For(t.GuildLocale, t.Locale)
 	vars := map[string]any{"Actor": userMention(a.ActorID), "Member": userMention(a.TargetID), "Name": a.Name,
 		"Opener": userMention(t.OpenerID), "Reason": a.Reason}
-	m := rest.NewMessage{Content: loc.T("tickets.event."+a.Action, vars), AllowedMentions: &discordgo.MessageAllowedMentions{}}
+	m := rest.NewMessage{Content: loc.T("tickets.event."+string(a.Action), vars), AllowedMentions: &discordgo.MessageAllowedMentions{}}
 	switch a.Action {
-	case "add", "transfer":
+	case ActionAdd, ActionTransfer:
 		m.AllowedMentions.Users = []string{a.TargetID}
-	case "close_request":
+	case ActionCloseRequest:
 		if a.Reason != "" {
 			m.Content += "\n" + loc.T("tickets.event.reason", vars)
 		}

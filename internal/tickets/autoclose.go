@@ -42,7 +42,7 @@ func (w *autoCloseWorker) Work(ctx context.Context, j *river.Job[autoCloseArgs])
 	if errors.Is(err, errNoTicket) {
 		return nil
 	}
-	if err != nil || t.Status != "open" || t.ChannelID == nil {
+	if err != nil || t.Status != StatusOpen || t.ChannelID == nil {
 		return err
 	}
 	switch j.Args.Rule {

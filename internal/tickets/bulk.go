@@ -56,7 +56,7 @@ func (d *deps) requestPanel(ctx context.Context, tx pgx.Tx, a bulk.Action, t bul
 	if err != nil {
 		return "", 0, bulk.ErrGone
 	}
-	var state string
+	var state PanelState
 	var revision int64
 	err = tx.QueryRow(ctx, `SELECT state, revision FROM ticket_panels WHERE id = $1 AND guild_id = $2 FOR UPDATE`, id, a.GuildID).Scan(&state, &revision)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -66,7 +66,7 @@ func (d *deps) requestPanel(ctx context.Context, tx pgx.Tx, a bulk.Action, t bul
 		return "", 0, err
 	}
 	target := panelTarget(id)
-	if state == "active" {
+	if state == PanelActive {
 		if shown, err := synctarget.Visible(ctx, tx, target, revision); err != nil || shown {
 			return target, revision, err
 		}

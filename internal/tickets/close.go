@@ -45,7 +45,7 @@ func (d *deps) closeFn(ctx context.Context, in *interaction.Interaction, reason 
 		if t.OpenerID != in.UserID() && !isStaff(in, s) {
 			return say(in, "close_not_allowed", nil), nil, nil
 		}
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		if reason == "" {
@@ -108,7 +108,7 @@ func (w *closeWorker) Work(ctx context.Context, j *river.Job[closeArgs]) error {
 	// A closed ticket's job died after its last checkpoint, before River
 	// recorded it complete: it runs through its steps, which River skips,
 	// since River fails a job whose recorded step it does not meet.
-	if err != nil || t.Status != "closing" && t.Status != "closed" {
+	if err != nil || t.Status != StatusClosing && t.Status != StatusClosed {
 		return err
 	}
 	s, err := loadSettings(ctx, w.db, t.GuildID)
@@ -239,7 +239,7 @@ func (w *closeWorker) finish(ctx context.Context, t *ticket, retry bool) (func(p
 	if t.ChannelID != nil {
 		reason := fmt.Sprintf("ticket #%d closed", t.Number)
 		var err error
-		if t.Mode == "thread" {
+		if t.Mode == ModeThread {
 			err = w.archive(ctx, t, retry, reason)
 		} else {
 			err = w.discord.DeleteChannel(ctx, *t.ChannelID, reason)

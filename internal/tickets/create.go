@@ -55,10 +55,10 @@ func (w *openWorker) Work(ctx context.Context, j *river.Job[openArgs]) error {
 	}
 	// A ticket failed, or open and closed since, by an attempt killed
 	// before it told the member: only the reply is left to send.
-	if t.Status == "failed" {
+	if t.Status == StatusFailed {
 		return w.tell(ctx, t, w.failText(t))
 	}
-	if t.Status == "opening" || t.Status == "open" {
+	if t.Status == StatusOpening || t.Status == StatusOpen {
 		if err := w.openTicket(ctx, j, t); err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		name := channelname.Ticket(s.Naming, j.Args.OpenerName, t.Number)
 		var id string
 		var err error
-		if t.Mode == "thread" {
+		if t.Mode == ModeThread {
 			id, err = w.createThread(ctx, j, name, t)
 		} else {
 			id, err = w.createChannel(ctx, s, t, name)
@@ -123,10 +123,10 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		}
 		t.ChannelID = &id
 	}
-	if t.Status == "open" {
+	if t.Status == StatusOpen {
 		return nil
 	}
-	if t.Mode == "thread" {
+	if t.Mode == ModeThread {
 		// A retry may come after Discord archived the new thread.
 		if err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d", t.Number), func() error {
 			return w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID)
@@ -138,7 +138,7 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		return classify(err, "needs_send")
 	}
 	var noticeChannel, noticeMessage string
-	if t.Mode == "thread" {
+	if t.Mode == ModeThread {
 		var err error
 		if noticeChannel, noticeMessage, err = w.postNotice(ctx, s, t); err != nil {
 			return err
@@ -193,7 +193,7 @@ func (w *openWorker) fail(ctx context.Context, t *ticket, f *failure) error {
 	if t.ChannelID != nil {
 		err := w.discord.DeleteChannel(ctx, *t.ChannelID, "ticket could not be opened")
 		var api *transport.APIError
-		if t.Mode == "thread" && errors.As(err, &api) && api.Class() == transport.Permission {
+		if t.Mode == ModeThread && errors.As(err, &api) && api.Class() == transport.Permission {
 			yes := true
 			_, err = w.discord.ModifyChannel(ctx, *t.ChannelID, rest.ChannelEdit{Archived: &yes}, "ticket could not be opened")
 		}
@@ -217,11 +217,11 @@ func (w *openWorker) fail(ctx context.Context, t *ticket, f *failure) error {
 func (w *openWorker) failText(t *ticket) string {
 	var perm string
 	switch {
-	case t.FailReason == "needs_send" && t.Mode == "thread":
+	case t.FailReason == "needs_send" && t.Mode == ModeThread:
 		perm = "Send Messages in Threads"
 	case t.FailReason == "needs_send":
 		perm = "Send Messages"
-	case t.Mode == "thread":
+	case t.Mode == ModeThread:
 		perm = "Create Private Threads"
 	default:
 		perm = "Manage Channels"

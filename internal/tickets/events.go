@@ -101,8 +101,9 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 			return err
 		}
 		type pending struct {
-			id              int64
-			guild, st, rule string
+			id          int64
+			guild, rule string
+			st          Status
 		}
 		list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pending, error) {
 			var p pending
@@ -114,7 +115,7 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 		for _, p := range list {
 			var job river.InsertManyParams
 			switch {
-			case p.rule == ruleLeft && p.st == "open":
+			case p.rule == ruleLeft && p.st == StatusOpen:
 				job = autoCloseJob(p.id, ruleLeft, time.Now())
 			case p.rule == ruleDeleted:
 				if _, err := tx.Exec(ctx, `UPDATE tickets SET channel_id = NULL WHERE id = $1`, p.id); err != nil {

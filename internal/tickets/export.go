@@ -40,7 +40,7 @@ func (d *deps) transcript(ctx context.Context, in *interaction.Interaction) (*di
 	if err != nil {
 		return nil, err
 	}
-	if t.Status == "opening" || t.Status == "failed" {
+	if t.Status == StatusOpening || t.Status == StatusFailed {
 		return say(in, "no_transcript", map[string]any{"Number": t.Number}), nil
 	}
 	return followup.Defer(ctx, in, work.Events, transcriptArgs{TicketID: t.ID, Reply: followup.ReplyTo(in)})
@@ -66,7 +66,7 @@ func (w *transcriptWorker) Work(ctx context.Context, j *river.Job[transcriptArgs
 	if err != nil {
 		return err
 	}
-	if t.Status == "open" {
+	if t.Status == StatusOpen {
 		if err := w.refresh(ctx, t); err != nil {
 			return err
 		}

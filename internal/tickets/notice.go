@@ -41,7 +41,7 @@ func renderNotice(loc *i18n.Localizer, t *ticket) (string, []discordgo.MessageCo
 	if t.Topic != "" {
 		content += "\n" + loc.T("tickets.welcome_topic", map[string]any{"Topic": t.Topic})
 	}
-	if t.Status == "closing" || t.Status == "closed" {
+	if t.Status == StatusClosing || t.Status == StatusClosed {
 		return content + "\n" + loc.T("tickets.notice_closed", nil), []discordgo.MessageComponent{}, nil
 	}
 	if t.ClaimedBy != nil {
@@ -126,7 +126,7 @@ func (d *deps) join(ctx context.Context, in *interaction.Interaction) (*discordg
 	if !isStaff(in, s) {
 		return say(in, "join_not_staff", map[string]any{"Role": roleMention(s.SupportRole)}), nil
 	}
-	if t.Status != "open" || t.ChannelID == nil {
+	if t.Status != StatusOpen || t.ChannelID == nil {
 		return notOpen(in, t), nil
 	}
 	return followup.Defer(ctx, in, work.Interactive, joinArgs{TicketID: t.ID, UserID: in.UserID(), Reply: followup.ReplyTo(in)})
@@ -157,7 +157,7 @@ func (w *joinWorker) Work(ctx context.Context, j *river.Job[joinArgs]) error {
 	}
 	loc := a.In(w.catalog)
 	text := loc.T("tickets.not_open", map[string]any{"Number": t.Number})
-	if t.Status == "open" && t.ChannelID != nil {
+	if t.Status == StatusOpen && t.ChannelID != nil {
 		err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d: join", t.Number), func() error {
 			return w.discord.AddThreadMember(ctx, *t.ChannelID, a.UserID)
 		})

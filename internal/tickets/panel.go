@@ -39,7 +39,7 @@ func (w *panelPublisher) publish(ctx context.Context, id int64) error {
 	if errors.Is(err, errNoPanel) {
 		return nil
 	}
-	if err != nil || p.State != "active" {
+	if err != nil || p.State != PanelActive {
 		return err
 	}
 	content, components, err := renderPanel(w.catalog.For(p.Locale, ""), p)

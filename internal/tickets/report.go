@@ -21,10 +21,11 @@ func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) 
 		return nil, fmt.Errorf("tickets: report: %w", err)
 	}
 	type panel struct {
-		id                      int64
-		title, channelID, state string
-		saved, visible          int64
-		job                     *int64
+		id               int64
+		title, channelID string
+		state            PanelState
+		saved, visible   int64
+		job              *int64
 	}
 	panels, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (panel, error) {
 		var p panel
@@ -41,13 +42,13 @@ func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) 
 	var lines []string
 	for i, p := range panels {
 		p.visible, p.job = synced[i].Published, synced[i].Job
-		if p.state == "active" && p.saved <= p.visible {
+		if p.state == PanelActive && p.saved <= p.visible {
 			continue // shown as saved
 		}
 		vars := map[string]any{"Title": p.title, "Channel": "<#" + p.channelID + ">", "Saved": p.saved, "Visible": p.visible}
 		state := loc.T("tickets.panel_status.pending", nil)
 		switch {
-		case p.state == "target_missing":
+		case p.state == PanelTargetMissing:
 			state = loc.T("tickets.panel_status.missing", nil)
 		case p.job != nil:
 			st, err := work.JobState(ctx, client, *p.job)

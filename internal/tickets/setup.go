@@ -36,8 +36,8 @@ func (d *deps) setup(ctx context.Context, in *interaction.Interaction) (*discord
 	if !ok || role.ID == in.GuildID || role.Managed {
 		return say(in, "bad_role", nil), nil
 	}
-	mode := cmp.Or(o.String("mode"), "thread")
-	if mode != "thread" && mode != "channel" {
+	mode := cmp.Or(Mode(o.String("mode")), ModeThread)
+	if mode != ModeThread && mode != ModeChannel {
 		return say(in, "bad_mode", nil), nil
 	}
 	var ids [4]*string
@@ -55,7 +55,7 @@ func (d *deps) setup(ctx context.Context, in *interaction.Interaction) (*discord
 		}
 		ids[i] = &ch.ID
 	}
-	if mode == "thread" && ids[1] != nil {
+	if mode == ModeThread && ids[1] != nil {
 		return say(in, "category_thread", nil), nil
 	}
 	if _, err := in.DB().Exec(ctx, `INSERT INTO ticket_settings (guild_id, support_role, mode, channel_id, category_id, log_channel_id,
@@ -70,7 +70,7 @@ func (d *deps) setup(ctx context.Context, in *interaction.Interaction) (*discord
 		log = channelMention(*ids[2])
 	}
 	resp := say(in, "setup_done", map[string]any{"Role": roleMention(role.ID), "Mode": mode, "Log": log})
-	if mode == "thread" {
+	if mode == ModeThread {
 		// Staff see a private thread only once added: say how they will.
 		note := in.Localizer.T("tickets.setup_no_notify", nil)
 		if c := cmp.Or(ids[3], ids[2]); c != nil {
@@ -266,7 +266,7 @@ func (d *deps) changePanel(ctx context.Context, in *interaction.Interaction,
 	if err := tx.QueryRow(ctx, `UPDATE ticket_panels SET revision = revision + 1 WHERE id = $1 RETURNING revision`, id).Scan(&p.Revision); err != nil {
 		return nil, err
 	}
-	if p.State == "active" {
+	if p.State == PanelActive {
 		if err := in.RequestSync(ctx, panelTarget(id), p.Revision, panelArgs{PanelID: id}, publishOpts()); err != nil {
 			return nil, err
 		}

@@ -135,7 +135,7 @@ func (d *deps) claimFn(ctx context.Context, in *interaction.Interaction) ticketA
 	return func(tx pgx.Tx, t *ticket, s *settings) (*discordgo.InteractionResponse, []river.InsertManyParams, error) {
 		user := in.UserID()
 		switch {
-		case t.Status != "open":
+		case t.Status != StatusOpen:
 			return notOpen(in, t), nil, nil
 		case t.ClaimedBy != nil && *t.ClaimedBy == user:
 			return say(in, "claimed_already_yours", nil), nil, nil
@@ -144,20 +144,20 @@ func (d *deps) claimFn(ctx context.Context, in *interaction.Interaction) ticketA
 		}
 		_, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = $2, first_response_at = COALESCE(first_response_at, now()),
 			first_responder = COALESCE(first_responder, $2) WHERE id = $1`, t.ID, user)
-		return say(in, "claimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: "claim"})), err
+		return say(in, "claimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: ActionClaim})), err
 	}
 }
 
 func (d *deps) unclaim(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.inTicket(ctx, in, true, func(tx pgx.Tx, t *ticket, s *settings) (*discordgo.InteractionResponse, []river.InsertManyParams, error) {
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		if t.ClaimedBy == nil {
 			return say(in, "not_claimed", nil), nil, nil
 		}
 		_, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = NULL WHERE id = $1`, t.ID)
-		return say(in, "unclaimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: "unclaim"})), err
+		return say(in, "unclaimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: ActionUnclaim})), err
 	})
 }
 
@@ -178,7 +178,7 @@ func (d *deps) addMember(ctx context.Context, in *interaction.Interaction) (*dis
 			return say(in, "bad_member", nil), nil, nil
 		}
 		vars := map[string]any{"Member": userMention(m.User.ID)}
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		if m.User.ID == t.OpenerID {
@@ -188,7 +188,7 @@ func (d *deps) addMember(ctx context.Context, in *interaction.Interaction) (*dis
 		if err != nil || tag.RowsAffected() == 0 {
 			return say(in, "member_already", vars), nil, err
 		}
-		return say(in, "member_added", vars), one(announce(in, t, actionArgs{Action: "add", TargetID: m.User.ID})), nil
+		return say(in, "member_added", vars), one(announce(in, t, actionArgs{Action: ActionAdd, TargetID: m.User.ID})), nil
 	})
 }
 
@@ -199,7 +199,7 @@ func (d *deps) removeMember(ctx context.Context, in *interaction.Interaction) (*
 			return say(in, "bad_member", nil), nil, nil
 		}
 		vars := map[string]any{"Member": userMention(m.User.ID)}
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		if m.User.ID == t.OpenerID {
@@ -209,7 +209,7 @@ func (d *deps) removeMember(ctx context.Context, in *interaction.Interaction) (*
 		if err != nil || tag.RowsAffected() == 0 {
 			return say(in, "member_not_added", vars), nil, err
 		}
-		return say(in, "member_removed", vars), one(announce(in, t, actionArgs{Action: "remove", TargetID: m.User.ID})), nil
+		return say(in, "member_removed", vars), one(announce(in, t, actionArgs{Action: ActionRemove, TargetID: m.User.ID})), nil
 	})
 }
 
@@ -221,7 +221,7 @@ func (d *deps) transfer(ctx context.Context, in *interaction.Interaction) (*disc
 			return say(in, "bad_member", nil), nil, nil
 		}
 		vars := map[string]any{"Member": userMention(m.User.ID), "Role": roleMention(s.SupportRole)}
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		if !slices.Contains(m.Roles, s.SupportRole) {
@@ -231,7 +231,7 @@ func (d *deps) transfer(ctx context.Context, in *interaction.Interaction) (*disc
 			return say(in, "transfer_same", vars), nil, nil
 		}
 		_, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = $2 WHERE id = $1`, t.ID, m.User.ID)
-		return say(in, "transferred", vars), one(announce(in, t, actionArgs{Action: "transfer", TargetID: m.User.ID})), err
+		return say(in, "transferred", vars), one(announce(in, t, actionArgs{Action: ActionTransfer, TargetID: m.User.ID})), err
 	})
 }
 
@@ -239,17 +239,17 @@ func (d *deps) transfer(ctx context.Context, in *interaction.Interaction) (*disc
 // channel: a text channel keeps lower-case letters, digits, '-' and '_'.
 func (d *deps) rename(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.inTicket(ctx, in, true, func(tx pgx.Tx, t *ticket, s *settings) (*discordgo.InteractionResponse, []river.InsertManyParams, error) {
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		name := strings.TrimSpace(in.Options().String("name"))
-		if t.Mode == "channel" {
+		if t.Mode == ModeChannel {
 			name = channelname.Clean(name)
 		}
 		if name == "" || utf8.RuneCountInString(name) > 100 {
 			return say(in, "bad_name", nil), nil, nil
 		}
-		return say(in, "renaming", map[string]any{"Name": name}), one(announce(in, t, actionArgs{Action: "rename", Name: name})), nil
+		return say(in, "renaming", map[string]any{"Name": name}), one(announce(in, t, actionArgs{Action: ActionRename, Name: name})), nil
 	})
 }
 
@@ -257,14 +257,14 @@ func (d *deps) rename(ctx context.Context, in *interaction.Interaction) (*discor
 // an answer it closes after the grace period.
 func (d *deps) closeRequest(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.inTicket(ctx, in, true, func(tx pgx.Tx, t *ticket, s *settings) (*discordgo.InteractionResponse, []river.InsertManyParams, error) {
-		if t.Status != "open" {
+		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil
 		}
 		reason := strings.TrimSpace(in.Options().String("reason"))
 		if _, err := tx.Exec(ctx, `UPDATE tickets SET close_requested_at = now(), close_reason = $2 WHERE id = $1`, t.ID, reason); err != nil {
 			return nil, nil, err
 		}
-		return say(in, "close_requested", nil), []river.InsertManyParams{announce(in, t, actionArgs{Action: "close_request", Reason: reason}),
+		return say(in, "close_requested", nil), []river.InsertManyParams{announce(in, t, actionArgs{Action: ActionCloseRequest, Reason: reason}),
 			autoCloseJob(t.ID, ruleRequest, time.Now().Add(d.grace))}, nil
 	})
 }
@@ -273,10 +273,10 @@ func (d *deps) closeRequest(ctx context.Context, in *interaction.Interaction) (*
 // is gone, so channel mode cannot reopen.
 func (d *deps) reopen(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.inTicket(ctx, in, true, func(tx pgx.Tx, t *ticket, s *settings) (*discordgo.InteractionResponse, []river.InsertManyParams, error) {
-		if t.Mode != "thread" {
+		if t.Mode != ModeThread {
 			return say(in, "reopen_channel", nil), nil, nil
 		}
-		if t.Status != "closed" {
+		if t.Status != StatusClosed {
 			return say(in, "reopen_not_closed", nil), nil, nil
 		}
 		_, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', closed_at = NULL, closed_by = NULL, close_reason = '',
@@ -284,7 +284,7 @@ func (d *deps) reopen(ctx context.Context, in *interaction.Interaction) (*discor
 		if err != nil {
 			return nil, nil, err
 		}
-		jobs := []river.InsertManyParams{announce(in, t, actionArgs{Action: "reopen"})}
+		jobs := []river.InsertManyParams{announce(in, t, actionArgs{Action: ActionReopen})}
 		if s.InactivitySecs > 0 {
 			jobs = append(jobs, autoCloseJob(t.ID, ruleInactivity, time.Now().Add(time.Duration(s.InactivitySecs)*time.Second)))
 		}
@@ -318,7 +318,7 @@ func (d *deps) info(ctx context.Context, in *interaction.Interaction) (*discordg
 		if topic == "" {
 			topic = in.Localizer.T("tickets.info_none", nil)
 		}
-		return say(in, "info", map[string]any{"Number": t.Number, "Opener": userMention(t.OpenerID), "Status": in.Localizer.T("tickets.status."+t.Status, nil),
+		return say(in, "info", map[string]any{"Number": t.Number, "Opener": userMention(t.OpenerID), "Status": in.Localizer.T("tickets.status."+string(t.Status), nil),
 			"Claimed": claimed, "Members": members, "Topic": topic, "Opened": fmt.Sprintf("<t:%d:R>", t.OpenedAt.Unix())}), nil, nil
 	})
 }

@@ -14,7 +14,7 @@ import (
 type settings struct {
 	GuildID      string
 	SupportRole  string
-	Mode         string // thread or channel
+	Mode         Mode
 	ChannelID    *string
 	CategoryID   *string
 	LogChannelID *string
@@ -37,8 +37,8 @@ type ticket struct {
 	Number        int
 	OpenerID      string
 	Topic         string
-	Status        string // opening, open, closing, closed or failed
-	Mode          string
+	Status        Status
+	Mode          Mode
 	ChannelID     *string
 	ClaimedBy     *string
 	InteractionID string
@@ -131,7 +131,7 @@ type panel struct {
 	MessageID *string
 	Title     string
 	Locale    string
-	State     string
+	State     PanelState
 	Revision  int64
 	Topics    []topic
 	// Questions are the panel's intake form, in order (none: no form).
