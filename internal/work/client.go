@@ -46,6 +46,17 @@ type Client = river.Client[pgx.Tx]
 // number of workers. With no job kinds registered the client can only
 // insert: River refuses to work queues without workers.
 func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
+	c, err := river.NewClient(riverpgxv5.New(pool), Config(pool, o))
+	if err != nil {
+		return nil, fmt.Errorf("work: river client: %w", err)
+	}
+	return c, nil
+}
+
+// Config is River's configuration of herald's client on pool: the lanes,
+// herald's job middleware and the registry's kinds. NewClient builds the
+// client from it; worktest works single jobs under it.
+func Config(pool *pgxpool.Pool, o Options) *river.Config {
 	if o.Timeouts == (LaneTimeouts{}) {
 		o.Timeouts = DefaultJobTimeouts
 	}
@@ -72,11 +83,7 @@ func NewClient(pool *pgxpool.Pool, o Options) (*Client, error) {
 		cfg.Workers = o.Registry.workers
 		cfg.PeriodicJobs = o.Registry.periodic
 	}
-	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("work: river client: %w", err)
-	}
-	return c, nil
+	return cfg
 }
 
 // riverTime is River's view of a test's clock: until the test moves it

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -58,4 +60,30 @@ func NewCounter(n int) *Counter { return &Counter{Runs: make(chan int64, n)} }
 func (w *Counter) Work(_ context.Context, j *river.Job[CountArgs]) error {
 	w.Runs <- j.ID
 	return nil
+}
+
+// Work works one job of args with w as herald's client would — its
+// middleware (outcomes, lane budgets and priorities) and River's context
+// (river.ClientFromContext) — inside a transaction on pool that it
+// commits once the attempt is recorded, in the spirit of rivertest. It
+// returns River's account: the job row after the attempt and what came
+// of it (completed, snoozed, retryable, cancelled). The jobs w inserted
+// are then in the database (rivertest.RequireInserted), and the Discord
+// calls it made in the simulator's record.
+func Work[T river.JobArgs](t testing.TB, pool *pgxpool.Pool, w river.Worker[T], args T, opts *river.InsertOpts) *rivertest.WorkResult {
+	t.Helper()
+	tw := rivertest.NewWorker(t, riverpgxv5.New(pool), work.Config(pool, work.Options{Logger: slog.New(slog.DiscardHandler)}), w)
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(t.Context()))
+	res, err := tw.Work(t.Context(), t, tx, args, opts)
+	if err != nil {
+		t.Fatalf("worktest: %s: %v", args.Kind(), err)
+	}
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
