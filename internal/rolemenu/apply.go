@@ -57,6 +57,10 @@ type click struct {
 	MenuID    int64
 	OptionIDs []int64
 	IsSelect  bool
+	// Roles are the member's roles in the click's payload (nil: not
+	// kept), which herald received at Received.
+	Roles    []string
+	Received time.Time
 	followup.Reply
 	Plan *plan
 }
@@ -88,14 +92,14 @@ func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
 
 // pending reads the member's waiting clicks, oldest first.
 func (w *applyWorker) pending(ctx context.Context, guildID, userID string) ([]click, error) {
-	rows, err := w.db.Query(ctx, `SELECT id, menu_id, option_ids, is_select, interaction_id, locale, guild_locale, plan
+	rows, err := w.db.Query(ctx, `SELECT id, menu_id, option_ids, is_select, roles, COALESCE(received_at, 'epoch'), interaction_id, locale, guild_locale, plan
 		FROM rolemenu_clicks WHERE guild_id = $1 AND user_id = $2 ORDER BY id`, guildID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: clicks: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (click, error) {
 		var c click
-		err := r.Scan(&c.ID, &c.MenuID, &c.OptionIDs, &c.IsSelect, &c.InteractionID, &c.Locale, &c.GuildLocale, &c.Plan)
+		err := r.Scan(&c.ID, &c.MenuID, &c.OptionIDs, &c.IsSelect, &c.Roles, &c.Received, &c.InteractionID, &c.Locale, &c.GuildLocale, &c.Plan)
 		return c, err
 	})
 }
@@ -113,15 +117,16 @@ func planned(clicks []click) ([]click, *plan) {
 	return clicks, nil
 }
 
-// plan reads the member and the guild fresh, works out the roles the
-// member wants after the batch's clicks in order, checks every role that
-// would change, and stores the plan with the expiry of temporary roles —
-// all before a single change is made.
+// plan works out the roles the member wants after the batch's clicks in
+// order, from their roles as the first click's payload gave them brought
+// up to date with herald's own changes since (fromPayload) — or, when
+// that is unknown, from a fresh read of the member — checks every role
+// that would change against the guild read fresh, and stores the plan
+// with the expiry of temporary roles, all before a single change is made.
 func (w *applyWorker) plan(ctx context.Context, guildID, userID string, batch []click) (*plan, error) {
 	p := &plan{Batch: batch[0].ID, Add: []string{}, Remove: []string{}}
-	member, err := w.discord.Member(ctx, guildID, userID)
-	var api *transport.APIError
-	if errors.As(err, &api) && api.Class() == transport.NotFound {
+	has, err := w.memberRoles(ctx, guildID, userID, batch[0])
+	if errors.Is(err, errMemberLeft) {
 		// They left: nothing to change, the replies say so.
 		return p, w.store(ctx, guildID, userID, batch, p)
 	}
@@ -132,7 +137,7 @@ func (w *applyWorker) plan(ctx context.Context, guildID, userID string, batch []
 	if err != nil {
 		return nil, err
 	}
-	temporary, err := w.desire(ctx, guildID, member.Roles, batch, p)
+	temporary, err := w.desire(ctx, guildID, has, batch, p)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +152,37 @@ func (w *applyWorker) plan(ctx context.Context, guildID, userID string, batch []
 	}
 	return p, w.store(ctx, guildID, userID, batch, p)
 }
+
+// errMemberLeft is a member Discord no longer knows in the guild.
+var errMemberLeft = errors.New("rolemenu: the member left the server")
+
+// memberRoles are the member's roles before the batch starting with first:
+// from first's payload when herald's record of its own changes makes
+// them certain, else read from Discord.
+func (w *applyWorker) memberRoles(ctx context.Context, guildID, userID string, first click) ([]string, error) {
+	if first.Roles != nil {
+		changes, err := w.changesSince(ctx, guildID, userID, first.Received)
+		if err != nil {
+			return nil, err
+		}
+		if has, ok := fromPayload(first.Roles, first.Received, changes); ok {
+			return has, nil
+		}
+	}
+	member, err := w.discord.Member(ctx, guildID, userID)
+	var api *transport.APIError
+	if errors.As(err, &api) && api.Class() == transport.NotFound {
+		return nil, errMemberLeft
+	}
+	if err != nil {
+		return nil, err
+	}
+	return member.Roles, nil
+}
+
+// codeUnknownMember is Discord's error code for a member who is not (or
+// no longer) in the guild.
+const codeUnknownMember = 10007
 
 // desire applies the clicks to the member's roles and fills p's changes;
 // it returns the temporary duration of each role a menu gives.
@@ -256,9 +292,12 @@ func (w *applyWorker) groupRoles(ctx context.Context, guildID, group string) ([]
 // left is what remains to do of a plan an earlier run stored: the changes
 // the member's roles, read fresh, do not show yet. That run may have died
 // after Discord made some of them and before it could note so; reading
-// back, rather than sending them again, makes each change once.
+// back, rather than sending them again, makes each change once. The
+// changes found made are recorded now, as of this read: later clicks'
+// payloads may predate them.
 func (w *applyWorker) left(ctx context.Context, guildID, userID string, p *plan) (*plan, error) {
 	todo := &plan{Batch: p.Batch, Add: []string{}, Remove: []string{}}
+	read := time.Now()
 	member, err := w.discord.Member(ctx, guildID, userID)
 	var api *transport.APIError
 	if errors.As(err, &api) && api.Class() == transport.NotFound {
@@ -267,17 +306,21 @@ func (w *applyWorker) left(ctx context.Context, guildID, userID string, p *plan)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range p.Add {
-		if !slices.Contains(member.Roles, r) {
-			todo.Add = append(todo.Add, r)
+	made := map[string]roleChange{}
+	for _, change := range []struct {
+		roles   []string
+		present bool
+		todo    *[]string
+	}{{p.Add, true, &todo.Add}, {p.Remove, false, &todo.Remove}} {
+		for _, r := range change.roles {
+			if slices.Contains(member.Roles, r) == change.present {
+				made[r] = roleChange{Present: &change.present, Sent: read, Done: read}
+			} else {
+				*change.todo = append(*change.todo, r)
+			}
 		}
 	}
-	for _, r := range p.Remove {
-		if slices.Contains(member.Roles, r) {
-			todo.Remove = append(todo.Remove, r)
-		}
-	}
-	return todo, nil
+	return todo, recordChanges(ctx, w.db, guildID, userID, made)
 }
 
 // check drops every change the fresh data forbids, noting why. A menu's
@@ -343,6 +386,11 @@ func (w *applyWorker) store(ctx context.Context, guildID, userID string, batch [
 // language, and forgets the clicks.
 func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch []click, p, todo *plan) error {
 	failed, err := w.execute(ctx, guildID, userID, todo)
+	if errors.Is(err, errMemberLeft) {
+		// They left since the click: nothing changes, as a read of the
+		// member would have found before the plan.
+		p, failed, err = &plan{Batch: p.Batch}, nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -362,37 +410,53 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 	return err
 }
 
-// execute makes the plan's changes, one request per role. A change
-// Discord refuses for good (permission, role gone) is reported, not
-// retried; anything else fails the job, which retries or waits.
+// execute makes the plan's changes, one request per role, and records
+// each (recordChanges). A change Discord refuses for good (permission,
+// role gone) is reported, not retried, and recorded as of unknown
+// outcome; a member who left ends it with errMemberLeft; anything else
+// fails the job, which retries or waits, and a rerun reads the member
+// back (left).
 func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *plan) (map[string]*guildroles.Refusal, error) {
 	failed := map[string]*guildroles.Refusal{}
-	do := func(roleID string, change func() error) error {
+	made := map[string]roleChange{}
+	do := func(roleID string, present bool, change func() error) error {
+		sent := time.Now()
 		err := change()
+		c := roleChange{Present: &present, Sent: sent, Done: time.Now()}
 		var api *transport.APIError
 		switch {
 		case err == nil:
+		case errors.As(err, &api) && api.Code == codeUnknownMember:
+			return errMemberLeft
 		case errors.As(err, &api) && api.Class() == transport.Permission:
-			failed[roleID] = &guildroles.Refusal{Key: "no_permission"}
+			failed[roleID], c.Present = &guildroles.Refusal{Key: "no_permission"}, nil
 		case errors.As(err, &api) && api.Class() == transport.NotFound:
-			failed[roleID] = &guildroles.Refusal{Key: "deleted", Role: roleMention(roleID)}
+			failed[roleID], c.Present = &guildroles.Refusal{Key: "deleted", Role: roleMention(roleID)}, nil
 		default:
 			return err
 		}
+		made[roleID] = c
 		return nil
 	}
 	reason := "role menu"
-	for _, r := range p.Add {
-		if err := do(r, func() error { return w.discord.AddMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
-			return nil, err
+	err := func() error {
+		for _, r := range p.Add {
+			if err := do(r, true, func() error { return w.discord.AddMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
+				return err
+			}
 		}
-	}
-	for _, r := range p.Remove {
-		if err := do(r, func() error { return w.discord.RemoveMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
-			return nil, err
+		for _, r := range p.Remove {
+			if err := do(r, false, func() error { return w.discord.RemoveMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
+				return err
+			}
 		}
+		return nil
+	}()
+	// What was made is recorded whatever came after it.
+	if rerr := recordChanges(context.WithoutCancel(ctx), w.db, guildID, userID, made); rerr != nil {
+		return nil, errors.Join(err, rerr)
 	}
-	return failed, nil
+	return failed, err
 }
 
 // text is the member's reply.

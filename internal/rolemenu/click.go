@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
@@ -48,18 +49,20 @@ func (d *deps) click(ctx context.Context, in *interaction.Interaction) (*discord
 		picked = append(picked, id)
 	}
 	return followup.Defer(ctx, in, work.Interactive, clickArgs{GuildID: in.GuildID, UserID: in.UserID(),
-		MenuID: menuID, OptionIDs: picked, IsSelect: isSelect, Roles: in.Member.Roles, Reply: followup.ReplyTo(in)})
+		MenuID: menuID, OptionIDs: picked, IsSelect: isSelect, Roles: in.Member.Roles, Received: in.Received, Reply: followup.ReplyTo(in)})
 }
 
 // clickArgs is a click on its way to its member's apply job. Roles are
-// the member's roles as the click's payload gave them.
+// the member's roles as the click's payload gave them, which herald
+// received at Received (its own clock).
 type clickArgs struct {
-	GuildID   string   `json:"guild_id"`
-	UserID    string   `json:"user_id"`
-	MenuID    int64    `json:"menu_id"`
-	OptionIDs []int64  `json:"option_ids"`
-	IsSelect  bool     `json:"is_select"`
-	Roles     []string `json:"roles"`
+	GuildID   string    `json:"guild_id"`
+	UserID    string    `json:"user_id"`
+	MenuID    int64     `json:"menu_id"`
+	OptionIDs []int64   `json:"option_ids"`
+	IsSelect  bool      `json:"is_select"`
+	Roles     []string  `json:"roles"`
+	Received  time.Time `json:"received"`
 	followup.Reply
 }
 
@@ -89,9 +92,15 @@ func (w *clickWorker) Work(ctx context.Context, j *river.Job[clickArgs]) error {
 	}
 	return pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
 		var id int64
-		if err := tx.QueryRow(ctx, `INSERT INTO rolemenu_clicks (guild_id, user_id, menu_id, option_ids, is_select, interaction_id, locale, guild_locale)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-			a.GuildID, a.UserID, a.MenuID, a.OptionIDs, a.IsSelect, a.InteractionID, a.Locale, a.GuildLocale).Scan(&id); err != nil {
+		// A click queued before herald kept payloads has no received
+		// time: its roles are not kept, and its plan reads the member.
+		roles, received := a.Roles, &a.Received
+		if a.Received.IsZero() {
+			roles, received = nil, nil
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO rolemenu_clicks (guild_id, user_id, menu_id, option_ids, is_select, roles, received_at, interaction_id, locale, guild_locale)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+			a.GuildID, a.UserID, a.MenuID, a.OptionIDs, a.IsSelect, roles, received, a.InteractionID, a.Locale, a.GuildLocale).Scan(&id); err != nil {
 			return fmt.Errorf("rolemenu: record click: %w", err)
 		}
 		client := river.ClientFromContext[pgx.Tx](ctx)

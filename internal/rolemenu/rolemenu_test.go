@@ -112,6 +112,21 @@ func TestRoleMenuEndToEnd(t *testing.T) {
 	if hasRole(h, "bob", "Red") {
 		t.Error("bob still has Red after toggling it off")
 	}
+	// Each click's payload carried bob's roles: herald never read him,
+	// and changed his role twice.
+	bob := "/guilds/" + h.Guild.ID + "/members/" + h.Member("bob")
+	changes := 0
+	for _, r := range h.Sim.Server.Requests() {
+		switch {
+		case r.Method == http.MethodGet && r.Path == bob:
+			t.Errorf("bob was read (%s %s): the clicks' payloads had his roles", r.Method, r.Path)
+		case r.Path == bob+"/roles/"+h.Role("Red"):
+			changes++
+		}
+	}
+	if changes != 2 {
+		t.Errorf("%d changes of bob's Red role, want 2", changes)
+	}
 
 	// Ten quick edits: one message edit, showing the last.
 	edits := h.Requests(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}")
