@@ -77,9 +77,11 @@ func board(ctx context.Context, in *interaction.Interaction) (*discordgo.Interac
 	// Not unique here (the ledger makes the fast path's work unique): a
 	// look already scheduled and this one merge, as each inserts its
 	// successor only when none waits.
-	err = in.Enqueue(ctx, outbox.IntentSync, river.InsertManyParams{Args: boardArgs{GuildID: in.GuildID},
-		InsertOpts: &river.InsertOpts{Queue: string(work.Sync)}})
-	return interaction.Ephemeral(in.Localizer.T("status.board_set", map[string]any{"Channel": "<#" + channel + ">"})), err
+	if err := in.Enqueue(ctx, outbox.IntentSync, river.InsertManyParams{Args: boardArgs{GuildID: in.GuildID},
+		InsertOpts: &river.InsertOpts{Queue: string(work.Sync)}}); err != nil {
+		return nil, err
+	}
+	return interaction.Ephemeral(in.Localizer.T("status.board_set", map[string]any{"Channel": "<#" + channel + ">"})), nil
 }
 
 type boardWorker struct {
