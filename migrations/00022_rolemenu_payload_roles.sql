@@ -15,7 +15,6 @@ CREATE TABLE rolemenu_role_changes (
     user_id  text NOT NULL,
     role_id  text NOT NULL,
     present  boolean,
-    sent_at  timestamptz NOT NULL,
     done_at  timestamptz NOT NULL
 );
 CREATE INDEX rolemenu_role_changes_member ON rolemenu_role_changes (guild_id, user_id, done_at);

@@ -314,7 +314,7 @@ func (w *applyWorker) left(ctx context.Context, guildID, userID string, p *plan)
 	}{{p.Add, true, &todo.Add}, {p.Remove, false, &todo.Remove}} {
 		for _, r := range change.roles {
 			if slices.Contains(member.Roles, r) == change.present {
-				made[r] = roleChange{Present: &change.present, Sent: read, Done: read}
+				made[r] = roleChange{Present: &change.present, Done: read}
 			} else {
 				*change.todo = append(*change.todo, r)
 			}
@@ -420,9 +420,8 @@ func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *pl
 	failed := map[string]*guildroles.Refusal{}
 	made := map[string]roleChange{}
 	do := func(roleID string, present bool, change func() error) error {
-		sent := time.Now()
 		err := change()
-		c := roleChange{Present: &present, Sent: sent, Done: time.Now()}
+		c := roleChange{Present: &present, Done: time.Now()}
 		var api *transport.APIError
 		switch {
 		case err == nil:

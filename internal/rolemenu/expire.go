@@ -68,7 +68,6 @@ func (w *expireWorker) Work(ctx context.Context, j *river.Job[expireArgs]) error
 	if why := g.checkRole(a.RoleID, "", nil); why != nil && why.Key != "dangerous" {
 		return river.JobCancel(fmt.Errorf("%s: temporary role %s: %s", work.ReasonInvalid, a.RoleID, why.Key))
 	}
-	sent := time.Now()
 	err = w.discord.RemoveMemberRole(ctx, a.GuildID, a.UserID, a.RoleID, "temporary role from a role menu expired")
 	var api *transport.APIError
 	if err != nil && !(errors.As(err, &api) && api.Class() == transport.NotFound) {
@@ -77,7 +76,7 @@ func (w *expireWorker) Work(ctx context.Context, j *river.Job[expireArgs]) error
 	// Clicks whose payload Discord took before the removal must not see
 	// the role (fromPayload).
 	gone := false
-	if err := recordChanges(ctx, w.db, a.GuildID, a.UserID, map[string]roleChange{a.RoleID: {Present: &gone, Sent: sent, Done: time.Now()}}); err != nil {
+	if err := recordChanges(ctx, w.db, a.GuildID, a.UserID, map[string]roleChange{a.RoleID: {Present: &gone, Done: time.Now()}}); err != nil {
 		return err
 	}
 	_, err = w.db.Exec(ctx, `DELETE FROM rolemenu_grants WHERE guild_id = $1 AND user_id = $2 AND role_id = $3 AND expires_at = $4`,

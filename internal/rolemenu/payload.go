@@ -27,22 +27,23 @@ const (
 )
 
 // roleChange is one change herald made to a member's role: present is
-// the role's state after it, nil when the outcome is unknown. sent and
-// done are herald's clock before the request and after Discord's answer.
+// the role's state after it, nil when the outcome is unknown; done is
+// herald's clock once Discord answered.
 type roleChange struct {
-	RoleID     string
-	Present    *bool
-	Sent, Done time.Time
+	RoleID  string
+	Present *bool
+	Done    time.Time
 }
 
 // fromPayload is the member's roles now, as far as herald knows without
 // asking Discord: roles, from the payload of a click herald received at
 // received, brought up to date with herald's own changes (oldest first).
-// ok is false when that is not known, and the member must be read: a
-// click queued without payload roles, a change whose outcome is unknown,
-// or one that may or may not be in the payload (sent before the click
-// arrived, yet the payload shows the role the other way: the change was
-// in flight when Discord took the payload, or someone undid it since).
+// A change that finished after the click arrived holds whether or not
+// Discord took the payload before it. ok is false when that is not known,
+// and the member must be read: a click queued without payload roles, a
+// change whose outcome is unknown, or one that finished before the click
+// arrived although the payload shows the role the other way (Discord took
+// the payload before the change, or someone undid it since).
 func fromPayload(roles []string, received time.Time, changes []roleChange) (has []string, ok bool) {
 	if roles == nil || received.IsZero() {
 		return nil, false
@@ -57,9 +58,7 @@ func fromPayload(roles []string, received time.Time, changes []roleChange) (has 
 			// In the payload.
 		case c.Present == nil:
 			return nil, false
-		case c.Sent.After(received):
-			// Sent after the click arrived, so after Discord took its
-			// payload: the payload cannot show it.
+		case c.Done.After(received):
 			set[c.RoleID] = *c.Present
 		case set[c.RoleID] != *c.Present:
 			return nil, false
@@ -77,14 +76,14 @@ func fromPayload(roles []string, received time.Time, changes []roleChange) (has 
 // changesSince reads the member's recorded changes that may postdate a
 // payload taken before received, oldest first.
 func (w *applyWorker) changesSince(ctx context.Context, guildID, userID string, received time.Time) ([]roleChange, error) {
-	rows, err := w.db.Query(ctx, `SELECT role_id, present, sent_at, done_at FROM rolemenu_role_changes
+	rows, err := w.db.Query(ctx, `SELECT role_id, present, done_at FROM rolemenu_role_changes
 		WHERE guild_id = $1 AND user_id = $2 AND done_at >= $3 ORDER BY id`, guildID, userID, received.Add(-payloadLag))
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: role changes: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (roleChange, error) {
 		var c roleChange
-		return c, r.Scan(&c.RoleID, &c.Present, &c.Sent, &c.Done)
+		return c, r.Scan(&c.RoleID, &c.Present, &c.Done)
 	})
 }
 
@@ -96,16 +95,16 @@ func recordChanges(ctx context.Context, db *pgxpool.Pool, guildID, userID string
 	}
 	var roles []string
 	var present []*bool
-	var sent, done []time.Time
+	var done []time.Time
 	for _, r := range slices.Sorted(maps.Keys(changes)) {
 		c := changes[r]
-		roles, present, sent, done = append(roles, r), append(present, c.Present), append(sent, c.Sent), append(done, c.Done)
+		roles, present, done = append(roles, r), append(present, c.Present), append(done, c.Done)
 	}
 	_, err := db.Exec(ctx, `WITH pruned AS (
-			DELETE FROM rolemenu_role_changes WHERE guild_id = $1 AND user_id = $2 AND done_at < $7)
-		INSERT INTO rolemenu_role_changes (guild_id, user_id, role_id, present, sent_at, done_at)
-		SELECT $1::text, $2::text, * FROM unnest($3::text[], $4::boolean[], $5::timestamptz[], $6::timestamptz[])`,
-		guildID, userID, roles, present, sent, done, done[0].Add(-changeRetention))
+			DELETE FROM rolemenu_role_changes WHERE guild_id = $1 AND user_id = $2 AND done_at < $6)
+		INSERT INTO rolemenu_role_changes (guild_id, user_id, role_id, present, done_at)
+		SELECT $1::text, $2::text, * FROM unnest($3::text[], $4::boolean[], $5::timestamptz[])`,
+		guildID, userID, roles, present, done, done[0].Add(-changeRetention))
 	if err != nil {
 		return fmt.Errorf("rolemenu: record role changes: %w", err)
 	}
