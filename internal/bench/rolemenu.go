@@ -13,6 +13,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // RoleMenuResult is what `herald bench rolemenu --json` prints. Times
@@ -146,16 +147,7 @@ func readMenu(w *world, g sim.FixtureResult, ok func([]discordgo.Button) bool) (
 		if json.Unmarshal(b, &msg) != nil {
 			continue
 		}
-		var bs []discordgo.Button
-		for _, row := range msg.Components {
-			if r, isRow := row.(*discordgo.ActionsRow); isRow {
-				for _, c := range r.Components {
-					if btn, isButton := c.(*discordgo.Button); isButton {
-						bs = append(bs, *btn)
-					}
-				}
-			}
-		}
+		bs := interaction.Buttons(&msg)
 		if ok(bs) {
 			m := publishedMenu{channelID: msg.ChannelID, messageID: msg.ID}
 			for _, b := range bs {

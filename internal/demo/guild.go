@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // guild is the demo guild and what the setup made in it.
@@ -184,17 +185,8 @@ func (d *Demo) roleName(id string) string {
 
 // buttons are a message's buttons' labels and custom ids.
 func buttons(msg *discordgo.Message) (labels, ids []string) {
-	for _, row := range msg.Components {
-		r, ok := row.(*discordgo.ActionsRow)
-		if !ok {
-			continue
-		}
-		for _, c := range r.Components {
-			if b, ok := c.(*discordgo.Button); ok {
-				labels = append(labels, b.Label)
-				ids = append(ids, b.CustomID)
-			}
-		}
+	for _, b := range interaction.Buttons(msg) {
+		labels, ids = append(labels, b.Label), append(ids, b.CustomID)
 	}
 	return labels, ids
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/i18n"
+	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
@@ -353,26 +354,11 @@ func (h *Herald) requests(method, route string, ok bool) int {
 	return n
 }
 
-// Buttons are a message's buttons, row by row.
-func Buttons(m *discordgo.Message) []discordgo.Button {
-	var out []discordgo.Button
-	for _, row := range m.Components {
-		if r, ok := row.(*discordgo.ActionsRow); ok {
-			for _, c := range r.Components {
-				if b, ok := c.(*discordgo.Button); ok {
-					out = append(out, *b)
-				}
-			}
-		}
-	}
-	return out
-}
-
 // Button is the custom ID of m's button labelled label; the test fails
 // when m has none.
 func Button(t testing.TB, m *discordgo.Message, label string) string {
 	t.Helper()
-	for _, b := range Buttons(m) {
+	for _, b := range interaction.Buttons(m) {
 		if b.Label == label {
 			return b.CustomID
 		}

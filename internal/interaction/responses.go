@@ -35,3 +35,19 @@ func Modal(customID, title string, rows ...discordgo.MessageComponent) *discordg
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseModal,
 		Data: &discordgo.InteractionResponseData{CustomID: customID, Title: title, Components: rows}}
 }
+
+// Buttons are a message's buttons, row by row: what a member can click
+// on it.
+func Buttons(m *discordgo.Message) []discordgo.Button {
+	var out []discordgo.Button
+	for _, row := range m.Components {
+		if r, ok := row.(*discordgo.ActionsRow); ok {
+			for _, c := range r.Components {
+				if b, ok := c.(*discordgo.Button); ok {
+					out = append(out, *b)
+				}
+			}
+		}
+	}
+	return out
+}

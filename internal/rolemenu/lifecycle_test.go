@@ -12,6 +12,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // memberRoleCalls are the requests that add (PUT) or remove (DELETE) a
@@ -98,7 +99,7 @@ func TestRoleMenuRoleDeleted(t *testing.T) {
 
 	h.As("admin").Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "colours", "role": h.Role("Blue"), "label": "Navy"}).Reply()
 	menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool {
-		b := heraldtest.Buttons(m)
+		b := interaction.Buttons(m)
 		return len(b) == 1 && b[0].Label == "Navy"
 	})
 	h.Eventually("status to show the menu published without the role", func() bool {
@@ -167,7 +168,7 @@ func statusLine(status, menu string) string {
 }
 
 func firstLabel(m *discordgo.Message) string {
-	if b := heraldtest.Buttons(m); len(b) > 0 {
+	if b := interaction.Buttons(m); len(b) > 0 {
 		return b[0].Label
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // longName is a role name of 100 characters, Discord's most, with
@@ -84,7 +85,7 @@ func TestRoleMenuButtonLimits(t *testing.T) {
 			t.Errorf("row %d has %d buttons, want 5", i, n)
 		}
 	}
-	b := heraldtest.Buttons(msg)
+	b := interaction.Buttons(msg)
 	// Cut to 80 characters, "…" included; the 80th is a space, which
 	// goes too.
 	want := strings.TrimRight(string([]rune(longName)[:79]), " ") + "…"
@@ -122,7 +123,7 @@ func TestRoleMenuButtonLimits(t *testing.T) {
 	if r := admin.Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "tags", "role": h.Role("Tag01"), "label": strings.Repeat("z", 80)}).Reply(); !strings.Contains(r.Content, "Updated") {
 		t.Errorf("an 80-character label: %q", r.Content)
 	}
-	menuMessage(t, h, "roles", "tags", func(m *discordgo.Message) bool { return heraldtest.Buttons(m)[1].Label == strings.Repeat("z", 80) })
+	menuMessage(t, h, "roles", "tags", func(m *discordgo.Message) bool { return interaction.Buttons(m)[1].Label == strings.Repeat("z", 80) })
 }
 
 // A menu with no options is never sent: publishing an empty menu is

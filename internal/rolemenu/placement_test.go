@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 const postRoute = "/channels/{channel_id}/messages"
@@ -44,7 +45,7 @@ func TestRoleMenuCreateReconciledByNonce(t *testing.T) {
 	}).JSON(t, &earlier)
 
 	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "colours", "channel": h.Channel("roles")}).Reply()
-	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return m.Content == "**colours**" && len(heraldtest.Buttons(m)) == 1 })
+	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return m.Content == "**colours**" && len(interaction.Buttons(m)) == 1 })
 	if msg.ID != earlier.ID {
 		t.Errorf("herald posted message %s beside the one its nonce names (%s)", msg.ID, earlier.ID)
 	}

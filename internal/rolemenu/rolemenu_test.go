@@ -11,6 +11,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
@@ -97,7 +98,7 @@ func TestRoleMenuEndToEnd(t *testing.T) {
 	if r := admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "colours", "channel": h.Channel("roles")}).Reply(); !strings.Contains(r.Content, "Publishing") {
 		t.Fatalf("publish: %q", r.Content)
 	}
-	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return len(heraldtest.Buttons(m)) == 2 })
+	msg := menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return len(interaction.Buttons(m)) == 2 })
 
 	// Members click: toggle on, toggle off, in their language.
 	if r := h.As("bob").Click(msg, heraldtest.Button(t, msg, "Red")).Reply(); !strings.Contains(r.Content, "Added: <@&"+h.Role("Red")+">") {
@@ -134,7 +135,7 @@ func TestRoleMenuEndToEnd(t *testing.T) {
 		admin.Command("general", "/rolemenu/option/edit", heraldtest.Opts{"menu": "colours", "role": h.Role("Red"), "label": "Red " + strconv.Itoa(i)}).Reply()
 	}
 	msg = menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool {
-		return slices.ContainsFunc(heraldtest.Buttons(m), func(b discordgo.Button) bool { return b.Label == "Red 9" })
+		return slices.ContainsFunc(interaction.Buttons(m), func(b discordgo.Button) bool { return b.Label == "Red 9" })
 	})
 	if n := h.Requests(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
 		t.Errorf("ten edits made %d message edits, want 1", n)

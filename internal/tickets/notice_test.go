@@ -8,6 +8,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // Thread mode: staff cannot see a private thread until added, so each
@@ -60,8 +61,8 @@ func TestJoinTicketFromNotification(t *testing.T) {
 	command(h, "sam", ch, "close", nil).text(t)
 	h.Eventually("the thread archived", func() bool { return thread(h, ch).Archived })
 	closed := h.Messages(h.Channel("staff"))[0]
-	if !strings.Contains(closed.Content, "Closed.") || len(heraldtest.Buttons(closed)) != 0 {
-		t.Errorf("closed notification = %q with %d buttons", closed.Content, len(heraldtest.Buttons(closed)))
+	if !strings.Contains(closed.Content, "Closed.") || len(interaction.Buttons(closed)) != 0 {
+		t.Errorf("closed notification = %q with %d buttons", closed.Content, len(interaction.Buttons(closed)))
 	}
 	if n := len(h.Messages(h.Channel("staff"))); n != 1 {
 		t.Errorf("%d messages in #staff, want the one notification", n)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // An admin sets tickets up and publishes a panel; topics become buttons
@@ -39,7 +40,7 @@ func TestSetupAndPanel(t *testing.T) {
 	}
 
 	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
-	if b := heraldtest.Buttons(panel); len(b) != 1 || b[0].Label != "Open ticket" {
+	if b := interaction.Buttons(panel); len(b) != 1 || b[0].Label != "Open ticket" {
 		t.Fatalf("panel buttons = %+v", b)
 	}
 	var id string
@@ -55,7 +56,7 @@ func TestSetupAndPanel(t *testing.T) {
 	}
 	h.Eventually("the panel to show both topics", func() bool {
 		m := message(t, h, h.Channel("help"), "**Help desk**")
-		return len(heraldtest.Buttons(m)) == 2 && heraldtest.Buttons(m)[1].Label == "Bugs"
+		return len(interaction.Buttons(m)) == 2 && interaction.Buttons(m)[1].Label == "Bugs"
 	})
 	if n := h.Succeeded(http.MethodPatch, "/channels/{channel_id}/messages/{message_id}") - edits; n != 1 {
 		t.Errorf("two topics made %d panel edits, want 1", n)
@@ -95,8 +96,8 @@ func TestOpenThreadOnce(t *testing.T) {
 		t.Fatalf("threads = %+v", g.Threads)
 	}
 	welcome := message(t, h, thread, "opened ticket #1")
-	if !strings.Contains(welcome.Content, "<@&"+h.Role("Helpers")+">") || len(heraldtest.Buttons(welcome)) != 2 {
-		t.Errorf("welcome = %q with %d buttons", welcome.Content, len(heraldtest.Buttons(welcome)))
+	if !strings.Contains(welcome.Content, "<@&"+h.Role("Helpers")+">") || len(interaction.Buttons(welcome)) != 2 {
+		t.Errorf("welcome = %q with %d buttons", welcome.Content, len(interaction.Buttons(welcome)))
 	}
 	var tickets int
 	h.DB.QueryRow(t.Context(), `SELECT count(*) FROM tickets`).Scan(&tickets)
