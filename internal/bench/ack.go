@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/app"
@@ -160,10 +158,7 @@ func startHerald(ctx context.Context, w *world, dbURL string, extra ...feature.F
 
 // emptyTables starts each run from empty tables (all but the migrations'
 // own and the webhook proxy's token key, which a migration makes once),
-// so no run pays for the rows (and index pages) an earlier one left, and
-// then settles the server: a CHECKPOINT writes the pages earlier runs
-// (or suites) dirtied now, instead of in the middle of this run's
-// measurement. A role that may not checkpoint skips it.
+// so no run pays for the rows (and index pages) an earlier one left.
 func emptyTables(ctx context.Context, dbURL string) error {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
@@ -175,14 +170,8 @@ func emptyTables(ctx context.Context, dbURL string) error {
 		WHERE schemaname = current_schema() AND tablename NOT IN ('river_migration', 'herald_schema_migrations', 'webhookproxy_secret')`).Scan(&tables); err != nil {
 		return err
 	}
-	if _, err = conn.Exec(ctx, `TRUNCATE `+tables); err != nil {
-		return err
-	}
-	var pgErr *pgconn.PgError
-	if _, err := conn.Exec(ctx, `CHECKPOINT`); err != nil && !(errors.As(err, &pgErr) && pgErr.Code == pgerrcode.InsufficientPrivilege) {
-		return fmt.Errorf("bench database: checkpoint: %w", err)
-	}
-	return nil
+	_, err = conn.Exec(ctx, `TRUNCATE `+tables)
+	return err
 }
 
 // naiveHandler does the role change through stock discordgo, then answers:
