@@ -17,6 +17,7 @@ import (
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/interaction/customid"
 	"github.com/herald-bot/herald/internal/outbox"
+	"github.com/herald-bot/herald/internal/testsupport/examplet"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -24,7 +25,8 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // This file is the feature kit's executable documentation: a whole
-// feature, "greet", and a test that drives it as members do in Discord.
+// feature, "greet", and an Example that drives it as members do in
+// Discord (go doc heraldtest shows it).
 // A real feature is the same in a package of its own, with its command
 // declared and localized in commands/ and its strings in locales/, and
 // one line in app.Features.
@@ -139,48 +141,55 @@ func (w *waveWorker) Work(ctx context.Context, j *river.Job[waveArgs]) error {
 	return err
 }
 
-// The feature end to end: a command in the simulator, the fast answer, the
-// job's message with its button, a click on the button by another member,
-// and the job that answers it.
-func TestGreetFeature(t *testing.T) {
-	t.Parallel()
-	h := heraldtest.New(t, heraldtest.WithFeatures(greet()), heraldtest.WithEnv(map[string]string{"HERALD_GREET_WORD": "Ahoy"}))
-	bob, carol := h.As("bob"), h.As("carol")
+// The feature end to end, as members use it: a command in the simulator,
+// the fast answer, the job's message with its button, a click on the
+// button by another member, and the job that answers it. An Example runs
+// without a *testing.T: examplet.Run hands the harness a testing.TB and
+// prints any failure, which breaks the expected output.
+func Example() {
+	examplet.Run("greet", func(t testing.TB) {
+		h := heraldtest.New(t, heraldtest.WithFeatures(greet()), heraldtest.WithEnv(map[string]string{"HERALD_GREET_WORD": "Ahoy"}))
+		bob, carol := h.As("bob"), h.As("carol")
 
-	sent := bob.Command("general", "/greet", heraldtest.Opts{"who": h.Member("carol")})
-	if st := sent.Ack(); st.AckType != int(discordgo.InteractionResponseDeferredChannelMessageWithSource) {
-		t.Fatalf("answer type %d, want deferred", st.AckType)
-	}
-	if reply := sent.Reply(); reply.Content != "Sent." || reply.Flags&discordgo.MessageFlagsEphemeral == 0 {
-		t.Errorf("reply = %q (flags %d), want an ephemeral %q", reply.Content, reply.Flags, "Sent.")
-	}
-	var greeting *discordgo.Message
-	h.Eventually("the greeting", func() bool {
-		for _, m := range h.Messages(h.Channel("general")) {
-			if strings.HasPrefix(m.Content, "Ahoy <@"+h.Member("carol")+">") {
-				greeting = m
+		sent := bob.Command("general", "/greet", heraldtest.Opts{"who": h.Member("carol")})
+		fmt.Println("bob's /greet is answered at once:", discordgo.InteractionResponseType(sent.Ack().AckType) == discordgo.InteractionResponseDeferredChannelMessageWithSource)
+		reply := sent.Reply()
+		fmt.Printf("then the job edits the answer: %q, only bob sees it: %v\n", reply.Content, reply.Flags&discordgo.MessageFlagsEphemeral != 0)
+
+		var greeting *discordgo.Message
+		h.Eventually("the greeting", func() bool {
+			for _, m := range h.Messages(h.Channel("general")) {
+				if strings.HasPrefix(m.Content, "Ahoy <@"+h.Member("carol")+">") {
+					greeting = m
+				}
 			}
+			return greeting != nil
+		})
+		fmt.Println("#general gets the greeting with a button:", heraldtest.Button(t, greeting, "Wave back") != "")
+
+		ack := carol.Click(greeting, heraldtest.Button(t, greeting, "Wave back")).Ack()
+		fmt.Println("carol's click is answered at once:", discordgo.InteractionResponseType(ack.AckType) == discordgo.InteractionResponseDeferredMessageUpdate)
+		want := fmt.Sprintf("<@%s> waves back at <@%s>", h.Member("carol"), h.Member("bob"))
+		h.Eventually("the wave", func() bool {
+			msgs := h.Messages(h.Channel("general"))
+			return msgs[len(msgs)-1].Content == want
+		})
+		fmt.Println("and the wave follows in #general")
+
+		// Greeting yourself is refused on the fast path: nothing is enqueued.
+		fmt.Println(bob.Command("general", "/greet", heraldtest.Opts{"who": h.Member("bob")}).Reply().Content)
+		var jobs int
+		if err := h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'greet_post'`).Scan(&jobs); err != nil {
+			t.Fatal(err)
 		}
-		return greeting != nil
+		fmt.Println("greet jobs:", jobs)
 	})
-
-	wave := greeting.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button).CustomID
-	if st := carol.Click(greeting, wave).Ack(); st.AckType != int(discordgo.InteractionResponseDeferredMessageUpdate) {
-		t.Errorf("click answered with type %d", st.AckType)
-	}
-	want := fmt.Sprintf("<@%s> waves back at <@%s>", h.Member("carol"), h.Member("bob"))
-	h.Eventually("the wave", func() bool {
-		msgs := h.Messages(h.Channel("general"))
-		return msgs[len(msgs)-1].Content == want
-	})
-
-	// Greeting yourself is refused on the fast path, and nothing is enqueued.
-	if reply := bob.Command("general", "/greet", heraldtest.Opts{"who": h.Member("bob")}).Reply(); !strings.Contains(reply.Content, "Pick someone else") {
-		t.Errorf("self-greeting answered %q", reply.Content)
-	}
-	var jobs int
-	h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'greet_post'`).Scan(&jobs)
-	if jobs != 1 {
-		t.Errorf("%d greet jobs, want 1", jobs)
-	}
+	// Output:
+	// bob's /greet is answered at once: true
+	// then the job edits the answer: "Sent.", only bob sees it: true
+	// #general gets the greeting with a button: true
+	// carol's click is answered at once: true
+	// and the wave follows in #general
+	// Greeting yourself? Pick someone else.
+	// greet jobs: 1
 }

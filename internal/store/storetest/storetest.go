@@ -41,14 +41,3 @@ func URL(t testing.TB) string {
 	t.Helper()
 	return pgtest.URLFrom(t, Migrated)
 }
-
-// Scratch is a pool on a new, fully migrated database for an Example
-// function; done drops it. It panics when no database can be made, as
-// the Example could only fail then.
-func Scratch() (pool *pgxpool.Pool, done func()) {
-	pool, done, err := pgtest.Scratch(Migrated)
-	if err != nil {
-		panic(err)
-	}
-	return pool, done
-}

@@ -84,27 +84,6 @@ func PoolFrom(t testing.TB, tpl *Template) *pgxpool.Pool {
 	return newPool(t, URLFrom(t, tpl))
 }
 
-// Scratch is a new database cloned from tpl (nil: empty) and a pool on it,
-// for an Example function, which has no testing.TB; done closes the pool
-// and drops the database.
-func Scratch(tpl *Template) (pool *pgxpool.Pool, done func(), err error) {
-	ctx := context.Background()
-	name, url, err := proc.createDatabase(ctx, tpl)
-	if err != nil {
-		return nil, nil, err
-	}
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		_ = proc.dropDatabase(ctx, name)
-	}
-	if pool, err = pgxpool.New(ctx, url); err != nil {
-		drop()
-		return nil, nil, err
-	}
-	return pool, func() { pool.Close(); drop() }, nil
-}
-
 func newDatabase(t testing.TB, tpl *Template) string {
 	t.Helper()
 	name, url, err := proc.createDatabase(t.Context(), tpl)
