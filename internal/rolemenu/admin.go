@@ -144,8 +144,10 @@ func (d *deps) optionEdit(ctx context.Context, in *interaction.Interaction) (*di
 		if _, ok := input.ParseEmoji(emoji); !ok {
 			return say(in, "bad_emoji", map[string]any{"Emoji": emoji}), false, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE rolemenu_options SET label = $2, emoji = $3, description = $4 WHERE id = $1`, opt.ID, label, emoji, desc)
-		return say(in, "option_edited", vars), true, err
+		if _, err := tx.Exec(ctx, `UPDATE rolemenu_options SET label = $2, emoji = $3, description = $4 WHERE id = $1`, opt.ID, label, emoji, desc); err != nil {
+			return nil, false, err
+		}
+		return say(in, "option_edited", vars), true, nil
 	})
 }
 
@@ -157,13 +159,15 @@ func (d *deps) optionRemove(ctx context.Context, in *interaction.Interaction) (*
 		if !ok {
 			return say(in, "no_option", vars), false, nil
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM rolemenu_options WHERE id = $1`, opt.ID)
+		if _, err := tx.Exec(ctx, `DELETE FROM rolemenu_options WHERE id = $1`, opt.ID); err != nil {
+			return nil, false, err
+		}
 		if len(m.Options) == 1 && m.State == StateActive {
 			// Nothing left to show: the message stays as it was (see
 			// publish), and the admin learns why.
-			return say(in, "option_removed_last", vars), true, err
+			return say(in, "option_removed_last", vars), true, nil
 		}
-		return say(in, "option_removed", vars), true, err
+		return say(in, "option_removed", vars), true, nil
 	})
 }
 
@@ -173,8 +177,10 @@ func (d *deps) setMode(ctx context.Context, in *interaction.Interaction) (*disco
 		if !slices.Contains(modes, mode) {
 			return badChoice(in, mode, modes), false, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE rolemenus SET mode = $2 WHERE id = $1`, m.ID, mode)
-		return say(in, "mode_set", map[string]any{"Name": m.Name, "Mode": mode}), true, err
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET mode = $2 WHERE id = $1`, m.ID, mode); err != nil {
+			return nil, false, err
+		}
+		return say(in, "mode_set", map[string]any{"Name": m.Name, "Mode": mode}), true, nil
 	})
 }
 
@@ -195,12 +201,14 @@ func (d *deps) setPicks(ctx context.Context, in *interaction.Interaction) (*disc
 		if lo < 0 || hi < 0 || lo > maxOptions || hi > maxOptions || (hi != 0 && lo > hi) {
 			return say(in, "bad_picks", map[string]any{"Min": lo, "Max": hi}), false, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE rolemenus SET min_picks = $2, max_picks = $3 WHERE id = $1`, m.ID, lo, hi)
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET min_picks = $2, max_picks = $3 WHERE id = $1`, m.ID, lo, hi); err != nil {
+			return nil, false, err
+		}
 		shown := hi
 		if shown == 0 {
 			shown = maxOptions
 		}
-		return say(in, "picks_set", map[string]any{"Name": m.Name, "Min": lo, "Max": shown}), true, err
+		return say(in, "picks_set", map[string]any{"Name": m.Name, "Min": lo, "Max": shown}), true, nil
 	})
 }
 
@@ -209,13 +217,16 @@ func (d *deps) setPicks(ctx context.Context, in *interaction.Interaction) (*disc
 func (d *deps) setRequired(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 	return d.change(ctx, in, func(tx pgx.Tx, m *menu) (*discordgo.InteractionResponse, bool, error) {
 		roleID := in.Options().String("role")
-		var err error
 		if roleID == "" {
-			_, err = tx.Exec(ctx, `UPDATE rolemenus SET required_role = NULL WHERE id = $1`, m.ID)
-			return say(in, "required_cleared", map[string]any{"Name": m.Name}), true, err
+			if _, err := tx.Exec(ctx, `UPDATE rolemenus SET required_role = NULL WHERE id = $1`, m.ID); err != nil {
+				return nil, false, err
+			}
+			return say(in, "required_cleared", map[string]any{"Name": m.Name}), true, nil
 		}
-		_, err = tx.Exec(ctx, `UPDATE rolemenus SET required_role = $2 WHERE id = $1`, m.ID, roleID)
-		return say(in, "required_set", map[string]any{"Name": m.Name, "Role": roleMention(roleID)}), true, err
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET required_role = $2 WHERE id = $1`, m.ID, roleID); err != nil {
+			return nil, false, err
+		}
+		return say(in, "required_set", map[string]any{"Name": m.Name, "Role": roleMention(roleID)}), true, nil
 	})
 }
 
@@ -226,11 +237,15 @@ func (d *deps) setBlocked(ctx context.Context, in *interaction.Interaction) (*di
 		blocked, _ := o.Bool("blocked")
 		vars := map[string]any{"Name": m.Name, "Role": roleMention(roleID)}
 		if blocked {
-			_, err := tx.Exec(ctx, `UPDATE rolemenus SET blocked_roles = array_append(array_remove(blocked_roles, $2), $2) WHERE id = $1`, m.ID, roleID)
-			return say(in, "blocked_set", vars), true, err
+			if _, err := tx.Exec(ctx, `UPDATE rolemenus SET blocked_roles = array_append(array_remove(blocked_roles, $2), $2) WHERE id = $1`, m.ID, roleID); err != nil {
+				return nil, false, err
+			}
+			return say(in, "blocked_set", vars), true, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE rolemenus SET blocked_roles = array_remove(blocked_roles, $2) WHERE id = $1`, m.ID, roleID)
-		return say(in, "blocked_cleared", vars), true, err
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET blocked_roles = array_remove(blocked_roles, $2) WHERE id = $1`, m.ID, roleID); err != nil {
+			return nil, false, err
+		}
+		return say(in, "blocked_cleared", vars), true, nil
 	})
 }
 
@@ -241,11 +256,13 @@ func (d *deps) setTemporary(ctx context.Context, in *interaction.Interaction) (*
 		if !ok {
 			return say(in, "bad_duration", map[string]any{"Duration": raw}), false, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE rolemenus SET temporary_secs = $2 WHERE id = $1`, m.ID, int64(dur.Seconds()))
-		if dur == 0 {
-			return say(in, "temporary_cleared", map[string]any{"Name": m.Name}), true, err
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET temporary_secs = $2 WHERE id = $1`, m.ID, int64(dur.Seconds())); err != nil {
+			return nil, false, err
 		}
-		return say(in, "temporary_set", map[string]any{"Name": m.Name, "Duration": input.FormatDuration(dur)}), true, err
+		if dur == 0 {
+			return say(in, "temporary_cleared", map[string]any{"Name": m.Name}), true, nil
+		}
+		return say(in, "temporary_set", map[string]any{"Name": m.Name, "Duration": input.FormatDuration(dur)}), true, nil
 	})
 }
 
@@ -264,9 +281,11 @@ func (d *deps) setLink(ctx context.Context, in *interaction.Interaction) (*disco
 			return say(in, "link_self", nil), false, nil
 		}
 		// Every menu of either group joins the other's group.
-		_, err = tx.Exec(ctx, `UPDATE rolemenus SET unique_group = $3
-			WHERE guild_id = $1 AND COALESCE(unique_group, id::text) IN ($2, $3)`, in.GuildID, m.group(), with.group())
-		return say(in, "linked", map[string]any{"Name": m.Name, "With": with.Name}), false, err
+		if _, err := tx.Exec(ctx, `UPDATE rolemenus SET unique_group = $3
+			WHERE guild_id = $1 AND COALESCE(unique_group, id::text) IN ($2, $3)`, in.GuildID, m.group(), with.group()); err != nil {
+			return nil, false, err
+		}
+		return say(in, "linked", map[string]any{"Name": m.Name, "With": with.Name}), false, nil
 	})
 }
 

@@ -213,9 +213,11 @@ func (d *deps) topicAdd(ctx context.Context, in *interaction.Interaction) (*disc
 		if len(p.Topics) >= maxTopics {
 			return say(in, "topics_full", vars), false, nil
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO ticket_topics (panel_id, label, position)
-			VALUES ($1, $2, (SELECT COALESCE(max(position), 0) + 1 FROM ticket_topics WHERE panel_id = $1))`, p.ID, label)
-		return say(in, "topic_added", vars), true, err
+		if _, err := tx.Exec(ctx, `INSERT INTO ticket_topics (panel_id, label, position)
+			VALUES ($1, $2, (SELECT COALESCE(max(position), 0) + 1 FROM ticket_topics WHERE panel_id = $1))`, p.ID, label); err != nil {
+			return nil, false, err
+		}
+		return say(in, "topic_added", vars), true, nil
 	})
 }
 
@@ -223,8 +225,11 @@ func (d *deps) topicRemove(ctx context.Context, in *interaction.Interaction) (*d
 	return d.changePanel(ctx, in, func(tx pgx.Tx, p *panel, label string) (*discordgo.InteractionResponse, bool, error) {
 		vars := map[string]any{"Label": label, "ID": p.ID}
 		tag, err := tx.Exec(ctx, `DELETE FROM ticket_topics WHERE panel_id = $1 AND lower(label) = lower($2)`, p.ID, label)
-		if err != nil || tag.RowsAffected() == 0 {
-			return say(in, "no_topic", vars), false, err
+		if err != nil {
+			return nil, false, err
+		}
+		if tag.RowsAffected() == 0 {
+			return say(in, "no_topic", vars), false, nil
 		}
 		return say(in, "topic_removed", vars), true, nil
 	})

@@ -142,9 +142,11 @@ func (d *deps) claimFn(ctx context.Context, in *interaction.Interaction) ticketA
 		case t.ClaimedBy != nil:
 			return say(in, "claimed_by", map[string]any{"Member": userMention(*t.ClaimedBy)}), nil, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = $2, first_response_at = COALESCE(first_response_at, now()),
-			first_responder = COALESCE(first_responder, $2) WHERE id = $1`, t.ID, user)
-		return say(in, "claimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: ActionClaim})), err
+		if _, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = $2, first_response_at = COALESCE(first_response_at, now()),
+			first_responder = COALESCE(first_responder, $2) WHERE id = $1`, t.ID, user); err != nil {
+			return nil, nil, err
+		}
+		return say(in, "claimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: ActionClaim})), nil
 	}
 }
 
@@ -156,8 +158,10 @@ func (d *deps) unclaim(ctx context.Context, in *interaction.Interaction) (*disco
 		if t.ClaimedBy == nil {
 			return say(in, "not_claimed", nil), nil, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = NULL WHERE id = $1`, t.ID)
-		return say(in, "unclaimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: ActionUnclaim})), err
+		if _, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = NULL WHERE id = $1`, t.ID); err != nil {
+			return nil, nil, err
+		}
+		return say(in, "unclaimed", map[string]any{"Number": t.Number}), one(announce(in, t, actionArgs{Action: ActionUnclaim})), nil
 	})
 }
 
@@ -185,8 +189,11 @@ func (d *deps) addMember(ctx context.Context, in *interaction.Interaction) (*dis
 			return say(in, "member_already", vars), nil, nil
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO ticket_members (ticket_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, t.ID, m.User.ID)
-		if err != nil || tag.RowsAffected() == 0 {
-			return say(in, "member_already", vars), nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if tag.RowsAffected() == 0 {
+			return say(in, "member_already", vars), nil, nil
 		}
 		return say(in, "member_added", vars), one(announce(in, t, actionArgs{Action: ActionAdd, TargetID: m.User.ID})), nil
 	})
@@ -206,8 +213,11 @@ func (d *deps) removeMember(ctx context.Context, in *interaction.Interaction) (*
 			return say(in, "remove_opener", vars), nil, nil
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM ticket_members WHERE ticket_id = $1 AND user_id = $2`, t.ID, m.User.ID)
-		if err != nil || tag.RowsAffected() == 0 {
-			return say(in, "member_not_added", vars), nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		if tag.RowsAffected() == 0 {
+			return say(in, "member_not_added", vars), nil, nil
 		}
 		return say(in, "member_removed", vars), one(announce(in, t, actionArgs{Action: ActionRemove, TargetID: m.User.ID})), nil
 	})
@@ -230,8 +240,10 @@ func (d *deps) transfer(ctx context.Context, in *interaction.Interaction) (*disc
 		if t.ClaimedBy != nil && *t.ClaimedBy == m.User.ID {
 			return say(in, "transfer_same", vars), nil, nil
 		}
-		_, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = $2 WHERE id = $1`, t.ID, m.User.ID)
-		return say(in, "transferred", vars), one(announce(in, t, actionArgs{Action: ActionTransfer, TargetID: m.User.ID})), err
+		if _, err := tx.Exec(ctx, `UPDATE tickets SET claimed_by = $2 WHERE id = $1`, t.ID, m.User.ID); err != nil {
+			return nil, nil, err
+		}
+		return say(in, "transferred", vars), one(announce(in, t, actionArgs{Action: ActionTransfer, TargetID: m.User.ID})), nil
 	})
 }
 
