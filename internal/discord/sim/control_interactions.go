@@ -63,6 +63,10 @@ type InteractionStatus struct {
 	Acked        bool     `json:"acked"`
 	AckType      int      `json:"ack_type"`
 	AckLatencyMS *float64 `json:"ack_latency_ms"`
+	// AckContent is the content the initial response carried (a message
+	// or a message update): what the member read first, whatever edits
+	// followed.
+	AckContent string `json:"ack_content,omitempty"`
 	Followups    int      `json:"followups"`
 	// Original is the response message as Discord would return it for
 	// @original, once there is one: read here, it spends none of the
@@ -282,8 +286,8 @@ func (s *Server) Interaction(id string) (InteractionStatus, bool) {
 	if !ok {
 		return InteractionStatus{}, false
 	}
-	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, Followups: len(in.followups), Choices: in.choices, Modal: in.modal,
-		AnsweredVia: in.via, DeliveryError: in.deliveryError}
+	st := InteractionStatus{Acked: in.acked, AckType: in.ackType, AckContent: in.ackContent, Followups: len(in.followups), Choices: in.choices,
+		Modal: in.modal, AnsweredVia: in.via, DeliveryError: in.deliveryError}
 	if in.acked {
 		st.AckLatencyMS = ptr(ms(in.ackLatency))
 	}

@@ -48,6 +48,7 @@ type interaction struct {
 	originalID string
 	followups  []string
 	choices    []Choice // an autocomplete answer's
+	ackContent string   // the initial response's content, before any edit
 	modal      json.RawMessage
 	// via is how the initial response came (ViaCallback, ViaResponse);
 	// deliveryError why the Interactions Endpoint URL's answer was not
@@ -152,6 +153,9 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 		}
 	}
 	in.acked, in.ackType, in.choices, in.via = true, typ, choices, ViaCallback
+	if data.Content != nil {
+		in.ackContent = *data.Content
+	}
 	in.ackLatency = rq.now.Sub(in.createdAt)
 	s.stats.ackLatenciesMS = append(s.stats.ackLatenciesMS, ms(in.ackLatency))
 	if rq.r.URL.Query().Get("with_response") != "true" {

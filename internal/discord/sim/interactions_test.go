@@ -132,6 +132,24 @@ func TestComponentUpdateAndEphemeral(t *testing.T) {
 	wantError(t, w.Do("POST", callbackPath(cmd), map[string]any{"type": 7, "data": map[string]any{"content": "x"}}), 400, 50035)
 }
 
+// The first answer's content stays on record after the reply is edited:
+// what the member read first (a refusal, say) is not lost to later work.
+func TestAckContentIsTheFirstAnswer(t *testing.T) {
+	w := newWorld(t)
+	in := w.command(t)
+	wantStatus(t, w.Do("POST", callbackPath(in), map[string]any{"type": 4, "data": map[string]any{"content": "first", "flags": 64}}), 204)
+	wantStatus(t, w.DoAs("PATCH", "/webhooks/"+w.g.ApplicationID+"/"+in.Token+"/messages/@original", "", map[string]any{"content": "second"}), 200)
+	st := w.Interaction(in.ID)
+	if st.AckContent != "first" || st.Original["content"] != "second" {
+		t.Fatalf("ack content %q, original %v; want first, then second", st.AckContent, st.Original["content"])
+	}
+	deferred := w.command(t)
+	wantStatus(t, w.Do("POST", callbackPath(deferred), map[string]any{"type": 5}), 204)
+	if st := w.Interaction(deferred.ID); st.AckContent != "" {
+		t.Fatalf("a deferred answer carried %q", st.AckContent)
+	}
+}
+
 func TestCallbackValidation(t *testing.T) {
 	w := newWorld(t)
 	in := w.command(t)
