@@ -64,7 +64,7 @@ func TestDiscord5xxStorm(t *testing.T) {
 	h.Sim.SetFault(sim.Fault{Route: route, Clear: true})
 	storm := time.Since(stormStart)
 	drained(t, h.DB)
-	r := c.check(t, h.Logs())
+	r := c.check(t, outage{}) // Postgres is fine: every write's outcome is known
 	t.Logf("load: %d clicks at 50/s; faults: every %s answered 500 for %.1f s; requests answered 500: %d; %s",
 		r.interactions, route, storm.Seconds(), failed, r)
 	if failed > 15 {

@@ -3,7 +3,6 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +17,12 @@ import (
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/followup"
+	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
+	"github.com/herald-bot/herald/locales"
 )
 
 // actID is the button members click in the fault tests.
@@ -123,20 +124,17 @@ func (r tally) String() string {
 // acknowledged click (answered deferred) must have its message, its
 // reply and its follow-up (or, when the follow-up's answer was lost, its
 // text merged into the reply) exactly once; no click may have anything
-// twice; a click answered "busy" must have nothing. A click herald's log
-// (logs) names as answered "unconfirmed" — its write's outcome unknown
-// when the answer was due — may have its effects once or not at all.
-func (c *clicks) check(t *testing.T, logs string) tally {
+// twice; a click answered "busy" must have nothing. A click answered
+// "unconfirmed" — its write's outcome unknown when the answer was due —
+// may have its effects once or not at all, and only a click whose write
+// could meet Postgres's fault may be answered so (see outage).
+func (c *clicks) check(t *testing.T, fault outage) tally {
 	t.Helper()
 	effects := map[string]int{}
 	for _, m := range c.s.Messages(c.g.Channel("general")) {
 		if id, ok := strings.CutPrefix(m.Content, "effect "); ok {
 			effects[id]++
 		}
-	}
-	unconfirmed := map[string]bool{}
-	for _, m := range unconfirmedLine.FindAllStringSubmatch(logs, -1) {
-		unconfirmed[m[1]] = true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,32 +151,88 @@ func (c *clicks) check(t *testing.T, logs string) tally {
 			r.duplicated++
 			problem("%s: %d messages, %d follow-ups", in.ID, effects[in.ID], st.Followups)
 		}
-		switch {
-		case acked:
-			r.acked++
+		switch r.classify(t, in.ID, st, acked, fault) {
+		case "acked":
 			reply, _ := st.Original["content"].(string)
 			extra := st.Followups == 1 || strings.Contains(reply, "extra "+in.ID)
 			if effects[in.ID] != 1 || !strings.HasPrefix(reply, "done "+in.ID) || !extra {
 				r.lost++
 				problem("%s acknowledged: %d messages, reply %q, %d follow-ups", in.ID, effects[in.ID], reply, st.Followups)
 			}
-		case st.Acked && unconfirmed[in.ID]:
-			r.unconfirmed++
-		case st.Acked:
-			r.busy++
+		case "busy":
 			if effects[in.ID] != 0 {
-				problem("%s answered %d but had an effect", in.ID, st.AckType)
+				problem("%s answered busy but had an effect", in.ID)
 			}
-		default:
-			r.unanswered++
+		case "other":
+			problem("%s answered with type %d %q: neither the feature's answer nor a refusal", in.ID, st.AckType, st.Original["content"])
 		}
 	}
 	return r
 }
 
-// unconfirmedLine is herald's log line for an answer whose work's fate
-// was unknown.
-var unconfirmedLine = regexp.MustCompile(`msg="[^"]*outcome unconfirmed" interaction_id=(\d+)`)
+// classify counts a click by the answer the simulator recorded for it:
+// "acked" (acked says it was answered as the feature answers), "busy" or
+// "unconfirmed" (the fast path's refusals, by their text; unconfirmed
+// outside the fault's reach is a problem), "unanswered", or "other": an
+// answer of the feature's own, which the caller judges.
+func (r *tally) classify(t *testing.T, id string, st sim.InteractionStatus, acked bool, fault outage) string {
+	t.Helper()
+	switch {
+	case acked:
+		r.acked++
+		return "acked"
+	case !st.Acked:
+		r.unanswered++
+		return "unanswered"
+	case st.AckContent == refusal(t, "interaction.busy"):
+		r.busy++
+		return "busy"
+	case st.AckContent == refusal(t, "interaction.unconfirmed"):
+		r.unconfirmed++
+		if !fault.reaches(t, id) {
+			r.problems = append(r.problems, fmt.Sprintf("%s answered unconfirmed, but Postgres had no fault within Discord's 3 s of it (fault %s)", id, fault))
+		}
+		return "unconfirmed"
+	}
+	return "other"
+}
+
+// outage is when Postgres was unreachable for herald (zero: never). Only
+// a click Discord created at most its 3 s deadline before the outage
+// began, or during it, can have a write whose outcome herald could not
+// learn in time.
+type outage struct{ from, to time.Time }
+
+// reaches reports whether the fault could touch the click id, by the
+// creation time its snowflake carries.
+func (o outage) reaches(t *testing.T, id string) bool {
+	t.Helper()
+	created, err := discordgo.SnowflakeTimestamp(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return !o.from.IsZero() && created.After(o.from.Add(-3*time.Second)) && !created.After(o.to)
+}
+
+func (o outage) String() string {
+	if o.from.IsZero() {
+		return "none"
+	}
+	return o.from.Format("15:04:05.000") + "–" + o.to.Format("15:04:05.000")
+}
+
+// refusal is the fast path's answer key in the members' language (the
+// simulator's members use en-US).
+func refusal(t *testing.T, key string) string {
+	t.Helper()
+	c, err := catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.For("", "en-US").T(key, nil)
+}
+
+var catalog = sync.OnceValues(func() (*i18n.Catalog, error) { return i18n.New(locales.FS) })
 
 // drainTimeout bounds the wait for the last jobs: a process killed while
 // River's leader leaves its lease for 15 s, the next leader's rescuer

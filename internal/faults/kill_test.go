@@ -79,7 +79,8 @@ func TestKill9DuringBurst(t *testing.T) {
 	}
 	defer db.Close()
 	drained(t, db)
-	r := c.check(t, logs.String())
+	// The database stays up: every answer's write has a known outcome.
+	r := c.check(t, outage{})
 	t.Logf("load: %d clicks at 100/s; faults: %d kill -9 at %v after each start; requests to Discord: %d; %s",
 		r.interactions, kills, points, len(s.Server.Requests()), r)
 	for _, p := range r.problems {

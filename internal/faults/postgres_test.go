@@ -39,16 +39,18 @@ func TestPostgresCrashMidBurst(t *testing.T) {
 
 	stop := c.burst(10 * time.Millisecond)
 	time.Sleep(time.Second)
+	down := outage{from: time.Now()}
 	cluster.Crash(t)
 	h.Eventually("/readyz 503 while Postgres is down", func() bool { return ready() == http.StatusServiceUnavailable })
 	time.Sleep(time.Second)
 	cluster.Start(t)
 	h.Eventually("/readyz 200 once Postgres is back", func() bool { return ready() == http.StatusOK })
+	down.to = time.Now()
 	time.Sleep(time.Second)
 	stop()
 
 	drained(t, h.DB)
-	r := c.check(t, h.Logs())
+	r := c.check(t, down)
 	t.Logf("load: %d clicks at 100/s; faults: 1 Postgres crash (immediate stop, ~1 s down); requests to Discord: %d; %s",
 		r.interactions, len(h.Sim.Server.Requests()), r)
 	for _, p := range r.problems {
@@ -74,14 +76,16 @@ func TestPostgresBlackHoledMidBurst(t *testing.T) {
 	const held = 4 * time.Second
 	stop := c.burst(10 * time.Millisecond)
 	time.Sleep(time.Second)
+	down := outage{from: time.Now()}
 	h.DBProxy.Hold()
 	time.Sleep(held)
 	h.DBProxy.Release()
+	down.to = time.Now()
 	time.Sleep(2 * time.Second)
 	stop()
 
 	drained(t, h.DB)
-	r := c.check(t, h.Logs())
+	r := c.check(t, down)
 	t.Logf("load: %d clicks at 100/s; faults: Postgres black-holed for %s; requests to Discord: %d; %s",
 		r.interactions, held, len(h.Sim.Server.Requests()), r)
 	for _, p := range r.problems {
