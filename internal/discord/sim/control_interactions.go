@@ -67,7 +67,7 @@ type InteractionStatus struct {
 	// or a message update): what the member read first, whatever edits
 	// followed.
 	AckContent string `json:"ack_content,omitempty"`
-	Followups    int      `json:"followups"`
+	Followups  int    `json:"followups"`
 	// Original is the response message as Discord would return it for
 	// @original, once there is one: read here, it spends none of the
 	// interaction webhook's rate limit, which the bot shares.
