@@ -20,12 +20,15 @@ func TestTicketsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("clicks %d, acked %d, opened %d, closed %d; ratio to the least p50 %.3f, p99 %.3f; %.2f calls per open, %.2f per close",
+		res.Clicks, res.Acked, res.Opened, res.Closed, res.RatioP50, res.RatioP99, res.CallsPerOpen, res.CallsPerClose)
 	// On a loaded machine a click may miss Discord's (scaled) deadline
-	// and open nothing; every ticket opened is closed, none twice.
-	// One ticket is kept for the transcript phase.
-	if res.Clicks != 40 || res.Opened == 0 || res.Opened != res.Closed+1 || res.Duplicates != 0 ||
+	// and open nothing, but three of four members get their ticket; every
+	// ticket opened is closed, none twice. One ticket is kept for the
+	// transcript phase.
+	if res.Clicks != 40 || res.Opened < 15 || res.Opened != res.Closed+1 || res.Duplicates != 0 ||
 		res.Acked == res.Clicks && res.Opened != 20 {
-		t.Errorf("clicks %d, acked %d, opened %d, closed %d, duplicates %d; want 40 clicks, every member's ticket opened and closed, no duplicate",
+		t.Errorf("clicks %d, acked %d, opened %d, closed %d, duplicates %d; want 40 clicks, at least 15 of 20 tickets opened and closed, no duplicate",
 			res.Clicks, res.Acked, res.Opened, res.Closed, res.Duplicates)
 	}
 	if n := res.OpenCallsByRoute["POST /channels/{channel_id}/threads"]; n != res.Opened {
@@ -35,7 +38,9 @@ func TestTicketsRun(t *testing.T) {
 	// beats at the slowest ticket (p99 of 20 is the slowest). A schedule
 	// that serves a later click first in a window spreads the latencies
 	// and may land below it at p50, so p50 is only required to be finite.
-	if res.RatioP99 < 1 || res.Opened == 20 && (math.IsInf(res.RatioP50, 0) || math.IsInf(res.RatioP99, 0)) {
+	// A missed click counts in the percentiles (as ∞): with three of four
+	// opened p50 stays finite, and p99 is finite when all are.
+	if res.RatioP99 < 1 || math.IsInf(res.RatioP50, 0) || math.IsNaN(res.RatioP50) || res.Opened == 20 && math.IsInf(res.RatioP99, 0) {
 		t.Errorf("ratios to the minimum p50 %.3f, p99 %.3f: p99 below 1 means the minimum is wrong", res.RatioP50, res.RatioP99)
 	}
 	// 650 member messages and the welcome: seven pages of history, read
