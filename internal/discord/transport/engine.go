@@ -171,6 +171,7 @@ type Engine struct {
 	globalTimer   clockwork.Timer // runs dispatch when the next slot frees
 	globalTimerAt time.Time
 	gateUntil     time.Time // closed by a global 429
+	learned       learnedGlobal
 	edgeUntil     time.Time // closed when Discord's edge blocks the bot (edge.go)
 	edgeReason    string
 	// unauthorized is set by a 401 to the bot token (killswitch.go).

@@ -20,8 +20,14 @@ import "time"
 const shareTurn = 10
 
 // globalShare is how many of the global limit's slots in a period this
-// process may use at now. The lock is held.
+// process may use at now: its share, or less while it learns a lower
+// global limit from Discord's 429s (learn.go). The lock is held.
 func (e *Engine) globalShare(now time.Time) int {
+	return min(e.configuredShare(now), e.learned.limit(now, e.cfg.GlobalLimit, e.cfg.GlobalPeriod))
+}
+
+// configuredShare is this process's share of the configured global limit.
+func (e *Engine) configuredShare(now time.Time) int {
 	n := max(e.processes, 1)
 	base, extra := e.cfg.GlobalLimit/n, e.cfg.GlobalLimit%n
 	if extra == 0 {

@@ -315,6 +315,7 @@ func (e *Engine) rateLimited(own, b *bucket, it *item, resp *http.Response, body
 	switch t.scope {
 	case "global":
 		e.gateUntil = later(e.gateUntil, until)
+		e.learned.learn(now, e.global.count(now), e.cfg.GlobalLimit, e.cfg.GlobalPeriod)
 	case "edge": // held by edgeBlocked above
 	default:
 		b.blockedUntil = later(b.blockedUntil, until)

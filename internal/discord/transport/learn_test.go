@@ -1,0 +1,91 @@
+package transport
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+)
+
+func TestLearnedGlobal(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_800_000_000, 0)
+	probe := probePeriods * time.Second
+	tests := []struct {
+		name string
+		l    learnedGlobal
+		at   time.Duration // after t0
+		want int
+	}{
+		{"nothing learned", learnedGlobal{}, 0, 50},
+		{"just cut", learnedGlobal{cut: 12, at: t0}, 0, 12},
+		{"before the first probe", learnedGlobal{cut: 12, at: t0}, probe - time.Millisecond, 12},
+		{"first probe", learnedGlobal{cut: 12, at: t0}, probe, 24},
+		{"second probe", learnedGlobal{cut: 12, at: t0}, 2 * probe, 48},
+		{"back to the limit", learnedGlobal{cut: 12, at: t0}, 3 * probe, 50},
+		{"long after", learnedGlobal{cut: 1, at: t0}, 24 * time.Hour, 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.l.limit(t0.Add(tt.at), 50, time.Second); got != tt.want {
+				t.Errorf("limit = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLearnHalvesOncePerExcess(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_800_000_000, 0)
+	var l learnedGlobal
+	l.learn(t0, 30, 50, time.Second)
+	if l.cut != 15 {
+		t.Fatalf("cut to %d after 30 sent, want 15", l.cut)
+	}
+	// The other requests of the same excess come back 429 too.
+	l.learn(t0.Add(300*time.Millisecond), 30, 50, time.Second)
+	if l.cut != 15 {
+		t.Fatalf("cut again to %d within a period", l.cut)
+	}
+	// Still too fast: halve what the cut allows, not what was sent.
+	l.learn(t0.Add(2*time.Second), 40, 50, time.Second)
+	if l.cut != 7 {
+		t.Fatalf("cut to %d, want 7", l.cut)
+	}
+	for range 5 {
+		l.learn(l.at.Add(2*time.Second), 40, 50, time.Second)
+	}
+	if l.cut != 1 {
+		t.Fatalf("cut to %d, want never below 1", l.cut)
+	}
+}
+
+// A global 429 lowers the rate the engine sends at, and the rate comes
+// back by probes: Snapshot shows it as the global limit in use.
+func TestGlobal429LowersTheRate(t *testing.T) {
+	t.Parallel()
+	d := newDiscord(t, func(r *http.Request, n int) reply {
+		if r.URL.Path == "/api/v10/channels/1004" {
+			return reply{status: 429, header: map[string]string{"X-RateLimit-Scope": "global", "X-RateLimit-Global": "true", "Retry-After": "1"},
+				body: `{"message":"You are being rate limited.","retry_after":1,"global":true}`}
+		}
+		return ok()
+	})
+	e := d.engine(Config{GlobalLimit: 10, GlobalPeriod: time.Second})
+	ctx := t.Context()
+	for i := range 5 {
+		d.send(ctx, e, "GET", "/channels/"+itoa(1000+i))
+	}
+	d.waitRequests(5)
+	wait.Until(t, "the global 429 learned", func() bool { return e.Snapshot().GlobalLimit != 10 })
+	if got := e.Snapshot().GlobalLimit; got != 2 {
+		t.Fatalf("global limit %d after a 429 with 5 sent, want 2", got)
+	}
+	for _, want := range []int{4, 8, 10} {
+		d.clk.Advance(probePeriods * time.Second)
+		if got := e.Snapshot().GlobalLimit; got != want {
+			t.Fatalf("global limit %d after a probe, want %d", got, want)
+		}
+	}
+}
