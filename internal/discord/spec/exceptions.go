@@ -3,13 +3,13 @@ package spec
 import "encoding/json"
 
 // The exceptions to Discord's OpenAPI document live here, in
-// multipartDecoder (payload_json), in withoutWebhookUploads (files[n] on
-// Execute Webhook and Create Interaction Response) and in requestForSpec (what discordgo sends); unions
-// works around the validator itself. Each one covers
-// something Discord really accepts or sends; nothing else is excused and no
-// route is skipped.
+// decodeMultipart (payload_json), in withoutWebhookUploads (files[n] on
+// Execute Webhook and Create Interaction Response) and in requestForSpec
+// (what discordgo sends). Each one covers something Discord really accepts
+// or sends; nothing else is excused and no route is skipped.
 
-// ignoredHeaders are headers strict mode must not report as undeclared.
+// ignoredHeaders are request headers no operation declares that must not
+// be reported as undeclared.
 var ignoredHeaders = []string{
 	// Discord records it in the audit log on every route that writes one; the
 	// spec declares no header parameters at all.
@@ -22,14 +22,6 @@ var ignoredHeaders = []string{
 	// Discord localizes application commands for the locale it names
 	// (docs: Application Commands, "Retrieving localized commands").
 	"X-Discord-Locale",
-}
-
-// strictIgnorePaths are the maps in Discord's bodies: objects whose keys are
-// data (locales), declared with an additionalProperties schema. Strict mode
-// reports every such key as undeclared; the schema still checks each value.
-var strictIgnorePaths = []string{
-	"$.body**.name_localizations.*",
-	"$.body**.description_localizations.*",
 }
 
 // responseForSpec returns the body the spec should judge for a response with

@@ -33,8 +33,9 @@ func (v *Validator) Middleware(next http.Handler, report func(error)) http.Handl
 			report(fmt.Errorf("%s %s: read request body: %w", r.Method, redact(r, r.URL.Path), err))
 		}
 		// The handler runs first, so it sees the request when it arrives:
-		// compiling a route's schemas on first use can take seconds, which
-		// must not count against Discord's 3-second interaction deadline.
+		// compiling a route's schemas on first use takes time (much more
+		// under -race), which must not count against Discord's 3-second
+		// interaction deadline.
 		// It sees the body it would have seen without validation.
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := &recorder{ResponseWriter: w}

@@ -32,7 +32,8 @@ const edgeBlockMessage = "You are being blocked from accessing our API temporari
 var bucketHeaders = []string{HeaderLimit, HeaderRemaining, HeaderReset, HeaderResetAfter, HeaderBucket}
 
 // undeclaredHeaders are the rate-limit headers Discord sends that the spec
-// does not declare; strict mode would otherwise report them as unknown.
+// does not declare (ignoredHeaders excuses them from the undeclared-header
+// check).
 var undeclaredHeaders = []string{HeaderScope, HeaderGlobal, HeaderRetryAfter}
 
 // CheckRateLimitHeaders checks what the spec cannot: the rate-limit headers

@@ -1,13 +1,10 @@
 package spec
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/pb33f/libopenapi"
 )
 
 // member is a guild member as Discord sends it. In the spec its user is
@@ -46,60 +43,6 @@ func TestRefWithSiblings(t *testing.T) {
 			checkErr(t, err, tc.wantErr)
 		})
 	}
-}
-
-// TestRefWithSiblingsAllResolved checks that the fix covers every $ref with
-// siblings in the document, not just the member's user: resolving builds one
-// replacement for each one the document has, and none is left in the model
-// Load builds.
-func TestRefWithSiblingsAllResolved(t *testing.T) {
-	t.Parallel()
-	v := testValidator(t)
-	if n := resolveSiblingRefs(v.unions.model); n != 0 {
-		t.Errorf("Load left %d $refs with siblings in the model", n)
-	}
-
-	raw, err := os.ReadFile(findUpward(os.Getenv(EnvVar)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tree any
-	if err := json.Unmarshal(raw, &tree); err != nil {
-		t.Fatal(err)
-	}
-	want := countRefsWithSiblings(tree)
-	if want == 0 {
-		t.Fatal("the document has no $ref with siblings; this test has lost its subject")
-	}
-	doc, err := libopenapi.NewDocument(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := doc.BuildV3Model()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := resolveSiblingRefs(&model.Model); got != want {
-		t.Errorf("resolved %d $refs with siblings, the document has %d", got, want)
-	}
-}
-
-func countRefsWithSiblings(node any) int {
-	n := 0
-	switch node := node.(type) {
-	case map[string]any:
-		if _, ok := node["$ref"]; ok && len(node) > 1 {
-			n++
-		}
-		for _, v := range node {
-			n += countRefsWithSiblings(v)
-		}
-	case []any:
-		for _, v := range node {
-			n += countRefsWithSiblings(v)
-		}
-	}
-	return n
 }
 
 // siblingSpec has both kinds of $ref with siblings: an annotation (like all

@@ -22,8 +22,8 @@ var fileField = regexp.MustCompile(`^files\[\d+\]$`)
 // endpoint also supports file attachments similar to the webhook
 // endpoints") takes uploads there as it does on Create Message, but the
 // spec's multipart schemas for these routes declare no files[n] field, so
-// strict mode would report every upload; the rest of the body is judged
-// as sent.
+// every upload would be reported as undeclared; the rest of the body is
+// judged as sent.
 func withoutWebhookUploads(r *http.Request, body []byte) []byte {
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if r.Method != http.MethodPost || mt != "multipart/form-data" || !uploadRoutes.MatchString(r.URL.Path) {
