@@ -80,6 +80,9 @@ func (w *openWorker) openTicket(ctx context.Context, j *river.Job[openArgs], t *
 	if err != nil {
 		return err
 	}
+	if err := w.numberTicket(ctx, t); err != nil {
+		return err
+	}
 	if err := w.create(ctx, j, s, t); err != nil {
 		var f *failure
 		if errors.As(err, &f) || j.Attempt >= j.MaxAttempts {
@@ -91,6 +94,34 @@ func (w *openWorker) openTicket(ctx context.Context, j *river.Job[openArgs], t *
 		return err
 	}
 	return nil
+}
+
+// numberTicket gives t the guild's next ticket number unless an earlier
+// attempt did. The settings row is held only for this short transaction,
+// so opens of a guild wait on each other here, in their jobs, never on
+// the click's fast path.
+func (w *openWorker) numberTicket(ctx context.Context, t *ticket) error {
+	if t.Number != 0 {
+		return nil
+	}
+	return pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
+		var number *int
+		if err := tx.QueryRow(ctx, `SELECT number FROM tickets WHERE id = $1 FOR UPDATE`, t.ID).Scan(&number); err != nil {
+			return fmt.Errorf("tickets: number: %w", err)
+		}
+		if number == nil {
+			number = new(int)
+			if err := tx.QueryRow(ctx, `UPDATE ticket_settings SET next_number = next_number + 1 WHERE guild_id = $1 RETURNING next_number - 1`,
+				t.GuildID).Scan(number); err != nil {
+				return fmt.Errorf("tickets: number: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE tickets SET number = $2 WHERE id = $1`, t.ID, *number); err != nil {
+				return fmt.Errorf("tickets: number: %w", err)
+			}
+		}
+		t.Number = *number
+		return nil
+	})
 }
 
 // tell fills the member's deferred reply (once: its key is the ticket's).

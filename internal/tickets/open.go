@@ -92,18 +92,15 @@ func (d *deps) record(ctx context.Context, in *interaction.Interaction, p *panel
 	if resp, err := refusal(ctx, tx, in, s); resp != nil || err != nil {
 		return resp, err
 	}
-	var number int
-	if err := tx.QueryRow(ctx, `UPDATE ticket_settings SET next_number = next_number + 1 WHERE guild_id = $1 RETURNING next_number - 1`,
-		in.GuildID).Scan(&number); err != nil {
-		return nil, fmt.Errorf("tickets: number: %w", err)
-	}
 	if answers == nil {
 		answers = []answer{}
 	}
 	userLocale, guildLocale := in.Locales()
 	var id int64
-	if err := tx.QueryRow(ctx, `INSERT INTO tickets (guild_id, number, opener_id, topic, mode, interaction_id, locale, guild_locale, answers)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`, in.GuildID, number, user, topicLabel, s.Mode, in.ID,
+	// Numbered by the open job (numberTicket): the fast path takes no
+	// row another member's click needs.
+	if err := tx.QueryRow(ctx, `INSERT INTO tickets (guild_id, opener_id, topic, mode, interaction_id, locale, guild_locale, answers)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, in.GuildID, user, topicLabel, s.Mode, in.ID,
 		userLocale, guildLocale, answers).Scan(&id); err != nil {
 		return nil, fmt.Errorf("tickets: record ticket: %w", err)
 	}

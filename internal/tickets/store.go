@@ -89,7 +89,9 @@ func loadSettings(ctx context.Context, q querier, guildID string) (*settings, er
 	return s, nil
 }
 
-const ticketColumns = `id, guild_id, number, opener_id, topic, status, mode, channel_id, claimed_by, interaction_id,
+// ticketColumns reads a ticket not numbered yet (still opening) as
+// number 0.
+const ticketColumns = `id, guild_id, COALESCE(number, 0), opener_id, topic, status, mode, channel_id, claimed_by, interaction_id,
 	locale, guild_locale, fail_reason, close_reason, closed_by, opened_at, warned_at, notice_channel_id, notice_message_id, answers`
 
 func readTicket(ctx context.Context, q querier, sql string, args ...any) (*ticket, error) {
