@@ -16,11 +16,17 @@ import (
 // go of what it holds.
 func leases(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string) *Buckets {
 	t.Helper()
+	return leasesFor(t, ctx, db, host, 600*time.Millisecond)
+}
+
+// leasesFor is leases with leases of their own length.
+func leasesFor(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string, lease time.Duration) *Buckets {
+	t.Helper()
 	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Host: host})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := c.Buckets(BucketOptions{Lease: 600 * time.Millisecond, Linger: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
+	b := c.Buckets(BucketOptions{Lease: lease, Linger: 50 * time.Millisecond, Poll: 20 * time.Millisecond})
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
 	t.Cleanup(func() { <-done })
@@ -117,15 +123,14 @@ func TestBucketLeasesOfDeadAndStoppedMembers(t *testing.T) {
 		t.Errorf("a dead member's bucket moved after %s, before its lease could expire", took)
 	}
 
+	// The stopping member's leases last a minute: the survivor gets its
+	// bucket within seconds only if it was let go, however loaded the
+	// machine.
 	ctx, stop := context.WithCancel(t.Context())
-	stopping := leases(t, ctx, db, "stopping")
+	stopping := leasesFor(t, ctx, db, "stopping", time.Minute)
 	claimWithin(t, stopping, "s", 5*time.Second)
 	stop()
-	start = time.Now()
-	claimWithin(t, survivor, "s", 5*time.Second)
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Errorf("a stopped member's bucket moved after %s, want at once", took)
-	}
+	claimWithin(t, survivor, "s", 20*time.Second)
 }
 
 // Hashes learned by one member reach the others.

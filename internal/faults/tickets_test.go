@@ -328,7 +328,10 @@ func (d *desk) check(mode string) tally {
 					r.lost++
 					problem("%s's open %s acknowledged: recorded %v, reply %q", member, id, recorded, reply)
 				}
-			case "busy", "other": // "other": the second click of a double click, refused
+			case "other": // the second click of a double click, refused
+				r.busy++
+				fallthrough
+			case "busy":
 				if recorded {
 					problem("%s's open %s answered %q but recorded", member, id, st.Original["content"])
 				}
