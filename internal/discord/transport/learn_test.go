@@ -74,9 +74,12 @@ func TestGlobal429LowersTheRate(t *testing.T) {
 	})
 	e := d.engine(Config{GlobalLimit: 10, GlobalPeriod: time.Second})
 	ctx := t.Context()
-	for i := range 5 {
+	// Four answered, then the fifth meets the 429: five sent in the period.
+	for i := range 4 {
 		d.send(ctx, e, "GET", "/channels/"+itoa(1000+i))
 	}
+	d.waitRequests(4)
+	d.send(ctx, e, "GET", "/channels/1004")
 	d.waitRequests(5)
 	wait.Until(t, "the global 429 learned", func() bool { return e.Snapshot().GlobalLimit != 10 })
 	if got := e.Snapshot().GlobalLimit; got != 2 {
