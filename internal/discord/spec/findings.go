@@ -9,7 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
-	xmessage "golang.org/x/text/message" // the tests have a message
+	xmessage "golang.org/x/text/message" // renamed: the package's tests declare message
 )
 
 var printer = xmessage.NewPrinter(language.English)
