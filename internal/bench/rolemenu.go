@@ -259,17 +259,23 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 				}
 			}
 		}
-		if len(applied) < len(clicks) {
-			return false
-		}
+		// A click Discord did not see answered in its window did nothing
+		// (the member saw it fail): it is counted as a miss (Acked below),
+		// and only the acknowledged clicks are waited for.
 		for _, c := range clicks {
+			if st, _ := w.sim.Interaction(c.id); !st.Acked {
+				continue
+			}
+			if _, ok := applied[fmt.Sprintf("/guilds/%s/members/%s/roles/%s", g.ID, c.user, c.role)]; !ok {
+				return false
+			}
 			if !replied(w, c.id) && !res.expired(w, c) {
 				return false
 			}
 		}
 		return true
 	}
-	if err := until(deadline, "every click applied and answered", settled); err != nil {
+	if err := until(deadline, "every acknowledged click applied and answered", settled); err != nil {
 		answered, acked := 0, 0
 		for _, c := range clicks {
 			if replied(w, c.id) {
