@@ -220,6 +220,11 @@ type sent struct {
 	at             time.Time
 }
 
+// change is the path of the role change the click asks for in guild.
+func (c sent) change(guild string) string {
+	return fmt.Sprintf("/guilds/%s/members/%s/roles/%s", guild, c.user, c.role)
+}
+
 // click has every member click the first option, then every member the
 // second, at ClickRate, and waits until each
 // click's role is applied and its reply settled.
@@ -266,7 +271,7 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 			if st, _ := w.sim.Interaction(c.id); !st.Acked {
 				continue
 			}
-			if _, ok := applied[fmt.Sprintf("/guilds/%s/members/%s/roles/%s", g.ID, c.user, c.role)]; !ok {
+			if _, ok := applied[c.change(g.ID)]; !ok {
 				return false
 			}
 			if !replied(w, c.id) && !res.expired(w, c) {
@@ -292,7 +297,7 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 		if st, _ := w.sim.Interaction(c.id); st.Acked && st.AckLatencyMS != nil && *st.AckLatencyMS <= 3000*res.TimeScale {
 			res.Acked++
 		}
-		if at, ok := applied[fmt.Sprintf("/guilds/%s/members/%s/roles/%s", g.ID, c.user, c.role)]; ok {
+		if at, ok := applied[c.change(g.ID)]; ok {
 			res.Applied++
 			got = append(got, ms(at.Sub(c.at)))
 		}

@@ -143,7 +143,6 @@ func (c *clicks) check(t *testing.T, fault outage) tally {
 	for _, in := range c.all {
 		r.interactions++
 		st := c.s.Interaction(in.ID)
-		acked := st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource)
 		if st.AckLatencyMS != nil {
 			r.slowestAckMS = max(r.slowestAckMS, *st.AckLatencyMS)
 		}
@@ -151,7 +150,7 @@ func (c *clicks) check(t *testing.T, fault outage) tally {
 			r.duplicated++
 			problem("%s: %d messages, %d follow-ups", in.ID, effects[in.ID], st.Followups)
 		}
-		switch r.classify(t, in.ID, st, acked, fault) {
+		switch r.classify(t, in.ID, st, fault) {
 		case "acked":
 			reply, _ := st.Original["content"].(string)
 			extra := st.Followups == 1 || strings.Contains(reply, "extra "+in.ID)
@@ -171,14 +170,15 @@ func (c *clicks) check(t *testing.T, fault outage) tally {
 }
 
 // classify counts a click by the answer the simulator recorded for it:
-// "acked" (acked says it was answered as the feature answers), "busy" or
+// "acked" (answered deferred, as every feature of these tests answers
+// work it took), "busy" or
 // "unconfirmed" (the fast path's refusals, by their text; unconfirmed
 // outside the fault's reach is a problem), "unanswered", or "other": an
 // answer of the feature's own, which the caller judges.
-func (r *tally) classify(t *testing.T, id string, st sim.InteractionStatus, acked bool, fault outage) string {
+func (r *tally) classify(t *testing.T, id string, st sim.InteractionStatus, fault outage) string {
 	t.Helper()
 	switch {
-	case acked:
+	case st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource):
 		r.acked++
 		return "acked"
 	case !st.Acked:

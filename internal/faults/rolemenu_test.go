@@ -156,8 +156,7 @@ func checkMenuClicks(t *testing.T, s *simtest.Sim, g sim.FixtureResult, all []me
 		if st.AckLatencyMS != nil {
 			r.slowestAckMS = max(r.slowestAckMS, *st.AckLatencyMS)
 		}
-		acked := st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource)
-		switch r.classify(t, c.id, st, acked, fault) {
+		switch r.classify(t, c.id, st, fault) {
 		case "acked":
 			reply, _ := st.Original["content"].(string)
 			if adds == 0 || !holds || !strings.Contains(reply, "<@&"+c.role+">") {

@@ -319,8 +319,7 @@ func (d *desk) check(mode string) tally {
 			if recorded {
 				tickets++
 			}
-			acked := st.Acked && st.AckType == int(discordgo.InteractionResponseDeferredChannelMessageWithSource)
-			switch r.classify(d.t, id, st, acked, outage{}) {
+			switch r.classify(d.t, id, st, outage{}) {
 			case "acked":
 				reply, _ := st.Original["content"].(string)
 				// A ticket closed before a killed attempt's reply says so.
