@@ -195,7 +195,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		policies[work.Lane(lane)] = followup.Policy(p)
 	}
 	followups := followup.NewSender(a.pool, a.discord, followup.Budget{
-		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies,
+		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies, TokenLife: cfg.TokenLife,
 	}, reg)
 	mux := interaction.NewMux()
 	inserter := &work.Inserter{}

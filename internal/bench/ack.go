@@ -135,8 +135,7 @@ func startHerald(ctx context.Context, w *world, dbURL string, extra ...feature.F
 	if err := emptyTables(ctx, dbURL); err != nil {
 		return nil, err
 	}
-	env := map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
-		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0"}
+	env := w.heraldEnv(dbURL)
 	cfg, err := app.LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, extra...)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"os"
@@ -33,16 +34,20 @@ type ProxyResult struct {
 	// Acceptance: Clients callers post small JSON bodies to Webhooks
 	// webhooks, each waiting for its answer; a 204 means the body and its
 	// delivery job were committed (Postgres fsync as configured) before
-	// the answer. The first WarmupSeconds (connections opened, herald's
-	// pools filled) are not counted; the rate and latencies are of the
-	// AcceptSeconds after. Deliveries run beside, at Discord's own
-	// (unscaled) limits.
+	// the answer. First each webhook's token is verified by one post
+	// (VerifySeconds: the proxy asks Discord about a new token at most 2
+	// a second per caller, a policy against callers flooding it with
+	// made-up tokens, so 64 new webhooks take half a minute); then the
+	// first WarmupSeconds (connections opened, herald's pools filled) are
+	// not counted; the rate and latencies are of the AcceptSeconds after.
+	// Deliveries run beside, at Discord's own (unscaled) limits.
 	AcceptedPerS  float64 `json:"accepted_per_s"`
 	AcceptP50MS   float64 `json:"accept_p50_ms"`
 	AcceptP99MS   float64 `json:"accept_p99_ms"`
 	Accepted      int     `json:"accepted"`
 	AcceptSeconds float64 `json:"accept_seconds"`
 	WarmupSeconds float64 `json:"warmup_seconds"`
+	VerifySeconds float64 `json:"verify_seconds"`
 	Clients       int     `json:"clients"`
 	Webhooks      int     `json:"webhooks"`
 	// Refused counts answers other than 204 (429 queue full, 503, ...)
@@ -239,9 +244,8 @@ func startProxy(ctx context.Context, w *world, dbURL string, env map[string]stri
 	if err := emptyTables(ctx, dbURL); err != nil {
 		return "", nil, err
 	}
-	all := map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
-		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_PROXY_ADDR": "127.0.0.1:0",
-		"HERALD_PROXY_KEY_RATE": "1000000", "HERALD_PROXY_KEY_BYTES_RATE": "1000000000000"}
+	all := w.heraldEnv(dbURL)
+	maps.Copy(all, map[string]string{"HERALD_PROXY_ADDR": "127.0.0.1:0", "HERALD_PROXY_KEY_RATE": "1000000", "HERALD_PROXY_KEY_BYTES_RATE": "1000000000000"})
 	for k, v := range env {
 		all[k] = v
 	}
@@ -346,6 +350,12 @@ func proxyAccept(ctx context.Context, dbURL string, c proxyConfig, res *ProxyRes
 	}
 	defer w.close()
 	defer stop()
+	t0 := time.Now()
+	verified, err := verifyHooks(ctx, hooks)
+	if err != nil {
+		return err
+	}
+	res.VerifySeconds = time.Since(t0).Seconds()
 	from := time.Now().Add(c.warmup)
 	p := startPosters(hooks, c.clients, from)
 	select {
@@ -378,8 +388,56 @@ func proxyAccept(ctx context.Context, dbURL string, c proxyConfig, res *ProxyRes
 	if err != nil {
 		return err
 	}
-	res.Lost += max(int(p.accepted.Load())-stored, 0)
+	res.Lost += max(verified+int(p.accepted.Load())-stored, 0)
 	return nil
+}
+
+// verifyHooks posts to each hook until it is accepted once, so its token
+// is verified, and returns how many posts were accepted (one per hook).
+func verifyHooks(ctx context.Context, hooks []hook) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	errs := make([]error, len(hooks))
+	var wg sync.WaitGroup
+	for i, h := range hooks {
+		wg.Go(func() {
+			for {
+				req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, strings.NewReader(`{"content":"verify"}`))
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				req.Header.Set("Content-Type", "application/json")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				switch res.StatusCode {
+				case http.StatusNoContent:
+					return
+				case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+					wait, err := strconv.ParseFloat(res.Header.Get("Retry-After"), 64)
+					if err != nil || wait <= 0 {
+						wait = 1
+					}
+					select {
+					case <-time.After(time.Duration(wait * float64(time.Second))):
+					case <-ctx.Done():
+						errs[i] = fmt.Errorf("webhook %s not verified: %w", h.id, ctx.Err())
+						return
+					}
+				default:
+					errs[i] = fmt.Errorf("webhook %s: the proxy answered %d to a first post", h.id, res.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return len(hooks), errors.Join(errs...)
 }
 
 func proxyMemory(ctx context.Context, dbURL string, c proxyConfig, res *ProxyResult) error {

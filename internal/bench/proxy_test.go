@@ -22,6 +22,9 @@ func TestProxyRun(t *testing.T) {
 	if res.Accepted == 0 || res.AcceptedPerS <= 0 || res.AcceptP99MS <= 0 || res.AcceptP99MS < res.AcceptP50MS {
 		t.Errorf("accepted %d (%.0f/s), p50 %.2f ms, p99 %.2f ms", res.Accepted, res.AcceptedPerS, res.AcceptP50MS, res.AcceptP99MS)
 	}
+	if len(res.Refused) > 0 {
+		t.Errorf("refused %v in the acceptance phase: every token was verified first and no bound was reached", res.Refused)
+	}
 	if res.Queued < 2000 || res.RSSMB100kQueued <= 0 {
 		t.Errorf("queued %d, RSS %.1f MB; want at least 2000 queued and an RSS", res.Queued, res.RSSMB100kQueued)
 	}

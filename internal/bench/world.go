@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // world is one simulator serving one client's run, so runs never share
@@ -25,6 +26,7 @@ type world struct {
 	token string
 	srv   *http.Server
 	http  *http.Client // for setup calls, unpaced
+	scale float64
 }
 
 const benchToken = "bench-token"
@@ -44,10 +46,18 @@ func newWorld(scale float64, limits []sim.LimitChange) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{sim: s, url: "http://" + ln.Addr().String(), token: benchToken, srv: &http.Server{Handler: s}}
+	w := &world{sim: s, url: "http://" + ln.Addr().String(), token: benchToken, srv: &http.Server{Handler: s}, scale: scale}
 	w.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	go w.srv.Serve(ln)
 	return w, nil
+}
+
+// heraldEnv is the environment of a herald on w and the database at
+// dbURL: the interaction token's life is the simulator's, scaled.
+func (w *world) heraldEnv(dbURL string) map[string]string {
+	life := max(time.Duration(float64(work.TokenLife)*w.scale), time.Second)
+	return map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
+		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_TOKEN_LIFE": life.String()}
 }
 
 func (w *world) close() {

@@ -62,6 +62,9 @@ type Config struct {
 	// IdentifyWindow spaces the gateway's IDENTIFYs per max_concurrency
 	// key: Discord's 5 s; shorter only against a simulator set likewise.
 	IdentifyWindow time.Duration
+	// TokenLife is how long Discord accepts an interaction's token:
+	// 15 minutes; shorter only against a simulator at a time scale.
+	TokenLife time.Duration
 	// The message budget of one interaction: at most this many follow-ups,
 	// and updates closer together than the window merge.
 	MaxMessagesPerInteraction int
@@ -281,6 +284,14 @@ var settings = []setting{
 		c.IdentifyWindow = d
 		return nil
 	}},
+	{Setting: Setting{Key: "HERALD_TOKEN_LIFE", Default: "15m", Help: "how long Discord accepts an interaction's token (its follow-ups and reply edits): Discord's is 15m; shorter only against a simulator at a time scale (herald sim --time-scale)", RunOnly: true}, parse: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 15*time.Minute {
+			return fmt.Errorf("must be a duration from 1s to 15m, got %q", v)
+		}
+		c.TokenLife = d
+		return nil
+	}},
 	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge or drop by HERALD_DROP_POLICY", RunOnly: true}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 25 {
@@ -438,6 +449,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Duration("circuit_reset", c.CircuitReset),
 		slog.Int("shard_count", c.ShardCount),
+		slog.Duration("token_life", c.TokenLife),
 		slog.Int("max_messages_per_interaction", c.MaxMessagesPerInteraction),
 		slog.Duration("coalesce_window", c.CoalesceWindow),
 	}

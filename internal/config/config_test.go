@@ -149,8 +149,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 26 {
-		t.Errorf("got %d settings, want 26", len(seen))
+	if len(seen) != 27 {
+		t.Errorf("got %d settings, want 27", len(seen))
 	}
 }
 
@@ -379,5 +379,34 @@ func TestOnFatal(t *testing.T) {
 	}
 	if _, err := Load(env(map[string]string{"DISCORD_TOKEN": token, "HERALD_ON_FATAL": "restart"})); err == nil || !strings.Contains(err.Error(), "HERALD_ON_FATAL must be exit or wait") {
 		t.Errorf("a bad value: %v", err)
+	}
+}
+
+// Discord's token lives 15 minutes; a shorter life is for a scaled
+// simulator, a longer one would send to tokens Discord refuses.
+func TestTokenLife(t *testing.T) {
+	load := func(v ...string) (Config, error) {
+		m := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
+		if len(v) > 0 {
+			m["HERALD_TOKEN_LIFE"] = v[0]
+		}
+		return Load(env(m))
+	}
+	for in, want := range map[string]time.Duration{"": 15 * time.Minute, "45s": 45 * time.Second, "15m": 15 * time.Minute} {
+		var c Config
+		var err error
+		if in == "" {
+			c, err = load()
+		} else {
+			c, err = load(in)
+		}
+		if err != nil || c.TokenLife != want {
+			t.Errorf("HERALD_TOKEN_LIFE=%q: %s, %v; want %s", in, c.TokenLife, err, want)
+		}
+	}
+	for _, bad := range []string{"16m", "0s", "500ms", "soon"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "HERALD_TOKEN_LIFE must be a duration from 1s to 15m") {
+			t.Errorf("HERALD_TOKEN_LIFE=%s: %v, want an error naming the range", bad, err)
+		}
 	}
 }

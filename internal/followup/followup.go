@@ -49,6 +49,10 @@ type Budget struct {
 	// Policies per lane; a lane without one merges. The events lane always
 	// merges: an event is never dropped.
 	Policies map[work.Lane]Policy
+	// TokenLife is how long Discord accepts the interaction's token
+	// (zero: work.TokenLife; shorter against a scaled simulator): past it
+	// an update is not sent.
+	TokenLife time.Duration
 }
 
 // Sender delivers updates through herald's REST client.
@@ -65,6 +69,9 @@ type Sender struct {
 
 // NewSender builds a Sender and registers its counters.
 func NewSender(db *pgxpool.Pool, discord *rest.Client, b Budget, reg prometheus.Registerer) *Sender {
+	if b.TokenLife <= 0 {
+		b.TokenLife = work.TokenLife
+	}
 	s := &Sender{db: db, discord: discord, budget: b,
 		count: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_followup_messages_total",
@@ -109,7 +116,7 @@ func JobKey(jobID int64) string { return fmt.Sprintf("job-%d", jobID) }
 // from jobs (ctx carries the lane's priority) and is safe to call again
 // with the same key after any failure.
 func (s *Sender) Send(ctx context.Context, u Update) (Result, error) {
-	token, err := outbox.Token(ctx, s.db, u.InteractionID)
+	token, err := outbox.Token(ctx, s.db, u.InteractionID, s.budget.TokenLife)
 	if errors.Is(err, outbox.ErrTokenExpired) {
 		return "", river.JobCancel(fmt.Errorf("%s: %w", work.ReasonExpired, err))
 	}

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/herald-bot/herald/internal/work"
 )
 
 // Intent is what a job means (DESIGN.md): sync brings an object to its
@@ -56,15 +55,16 @@ func Record(ctx context.Context, tx pgx.Tx, e Entry) (inserted bool, err error) 
 	return tag.RowsAffected() == 1, nil
 }
 
-// ErrTokenExpired means an interaction's token is no longer known: Discord
-// accepts it for 15 minutes, and the ledger forgets it then.
+// ErrTokenExpired means an interaction's token is no longer known or has
+// outlived what Discord accepts (15 minutes, work.TokenLife).
 var ErrTokenExpired = errors.New("outbox: the interaction's token has expired")
 
-// Token reads the token of interaction eventID from the ledger.
-func Token(ctx context.Context, db Querier, eventID string) (string, error) {
+// Token reads the token of interaction eventID from the ledger, if it was
+// recorded less than life ago.
+func Token(ctx context.Context, db Querier, eventID string, life time.Duration) (string, error) {
 	var token string
 	err := db.QueryRow(ctx, `SELECT token FROM interaction_ledger WHERE event_id = $1 AND token IS NOT NULL
-		AND created_at > now() - make_interval(secs => $2) LIMIT 1`, eventID, work.TokenLife.Seconds()).Scan(&token)
+		AND created_at > now() - make_interval(secs => $2) LIMIT 1`, eventID, life.Seconds()).Scan(&token)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrTokenExpired
 	}

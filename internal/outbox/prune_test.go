@@ -35,10 +35,10 @@ func TestPruneOnStart(t *testing.T) {
 		pool.QueryRow(ctx, `SELECT count(*) FROM interaction_messages`).Scan(&messages)
 		return ledger == 2 && messages == 1
 	})
-	if _, err := outbox.Token(ctx, pool, "expired"); err != outbox.ErrTokenExpired {
+	if _, err := outbox.Token(ctx, pool, "expired", work.TokenLife); err != outbox.ErrTokenExpired {
 		t.Errorf("expired token: %v", err)
 	}
-	if token, err := outbox.Token(ctx, pool, "new"); err != nil || token != "c" {
+	if token, err := outbox.Token(ctx, pool, "new", work.TokenLife); err != nil || token != "c" {
 		t.Errorf("live token = %q, %v", token, err)
 	}
 	var left int
