@@ -34,8 +34,9 @@ func roleMenuSuite() suite {
 
 func printRoleMenu(w io.Writer, r bench.RoleMenuResult) {
 	fmt.Fprintf(w, "role menus on the simulator at time scale %g (ms below are wall-clock; ÷ %g for Discord's time)\n", r.TimeScale, r.TimeScale)
-	fmt.Fprintf(w, "  %d clicks by %d members at %d/s: %d acked in time, %d roles applied, %d replies expired, %d answered 429\n",
-		r.Clicks, r.Members, r.ClickRate, r.Acked, r.Applied, r.RepliesExpired, r.RateLimited)
+	fmt.Fprintf(w, "  %d clicks by %d members at %d/s: %d acked in time, %d roles applied, %d answered 429\n",
+		r.Clicks, r.Members, r.ClickRate, r.Acked, r.Applied, r.RateLimited)
+	fmt.Fprintf(w, "  changes past the token's life: %d members told when to expect theirs, %d never told\n", r.RepliesNoticed, r.RepliesLost)
 	fmt.Fprintf(w, "  click to role applied   %10s %10s\n", "p50 ms", "p99 ms")
 	fmt.Fprintf(w, "    herald                %10.0f %10.0f\n", r.AppliedP50MS, r.AppliedP99MS)
 	fmt.Fprintf(w, "    minimum               %10.0f %10.0f\n", r.MinimumP50MS, r.MinimumP99MS)

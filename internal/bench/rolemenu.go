@@ -14,6 +14,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // RoleMenuResult is what `herald bench rolemenu --json` prints. Times
@@ -45,10 +46,13 @@ type RoleMenuResult struct {
 	// needs at least 3: its answer, its role change and its reply.
 	CallsPerClick     float64        `json:"calls_per_click"`
 	ClickCallsByRoute map[string]int `json:"click_calls_by_route"`
-	// RepliesExpired counts reply edits Discord refused because the
-	// interaction's 15-minute token had run out while the change waited
-	// for the bucket.
-	RepliesExpired int `json:"replies_expired"`
+	// A click whose change waited past the interaction's token (15
+	// minutes) cannot get its result as a reply: RepliesNoticed counts
+	// those whose reply, filled while the token lived, told the member
+	// when to expect the change; RepliesLost those with no reply at all
+	// (the member was never told).
+	RepliesNoticed int `json:"replies_noticed"`
+	RepliesLost    int `json:"replies_lost"`
 	RateLimited    int `json:"rate_limited"`
 	// ConfigChanges quick option edits to a published menu, and what each
 	// cost; a bot editing the message on every change spends 2 (the
@@ -302,7 +306,10 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 			got = append(got, ms(at.Sub(c.at)))
 		}
 		if res.expired(w, c) {
-			res.RepliesExpired++
+			res.RepliesLost++
+		}
+		if at, ok := applied[c.change(g.ID)]; ok && replied(w, c.id) && at.Sub(c.at) > res.tokenLife() {
+			res.RepliesNoticed++
 		}
 	}
 	v := againstLeast(got, minimum, len(clicks))
@@ -323,14 +330,16 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 	return nil
 }
 
-// tokenTTL is how long an interaction's token lets herald edit its
-// reply, unscaled.
-const tokenTTL = 15 * time.Minute
+// tokenLife is how long an interaction's token lets herald edit its
+// reply, on the simulator's clock.
+func (res *RoleMenuResult) tokenLife() time.Duration {
+	return time.Duration(float64(work.TokenLife) * res.TimeScale)
+}
 
 // expired reports whether the click has no reply and can no longer get
 // one: its token ran out while its change waited for the bucket.
 func (res *RoleMenuResult) expired(w *world, c sent) bool {
-	return !replied(w, c.id) && time.Since(c.at) > time.Duration(float64(tokenTTL)*res.TimeScale)
+	return !replied(w, c.id) && time.Since(c.at) > res.tokenLife()
 }
 
 // earliest is, for clicks sent at arrivals (in order), the least time

@@ -32,6 +32,9 @@ func TestRoleMenuRun(t *testing.T) {
 	if res.CallsPerClick < 3 {
 		t.Errorf("%.2f calls per click; every click needs at least 3", res.CallsPerClick)
 	}
+	if res.RepliesLost != 0 {
+		t.Errorf("%d replies lost without notice, want none", res.RepliesLost)
+	}
 	if res.MessageEdits != 1 {
 		t.Errorf("5 quick edits made %d message edits, want 1", res.MessageEdits)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/discord/transport"
@@ -45,6 +46,11 @@ type plan struct {
 	Remove  []string             `json:"remove"`
 	Refused []refused            `json:"refused,omitempty"`
 	Expires map[string]time.Time `json:"expires,omitempty"` // temporary roles added
+	// Left is what an attempt did not get to when it ended knowing that
+	// nothing past it was made (transport.Unsent: herald's limiter or a
+	// 429 held the next change back): the next attempt starts there
+	// instead of reading the member back.
+	Left *plan `json:"left,omitempty"`
 }
 
 type refused struct {
@@ -62,7 +68,8 @@ type click struct {
 	Roles    []string
 	Received time.Time
 	followup.Reply
-	Plan *plan
+	Plan   *plan
+	Notice *string // what the notice job did (notice.go)
 }
 
 func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
@@ -75,13 +82,23 @@ func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
 			}
 			batch, p := planned(clicks)
 			todo := p
-			if p == nil {
+			switch {
+			case p == nil:
 				if p, err = w.plan(ctx, g, u, batch); err != nil {
 					return err
 				}
 				todo = p
-			} else if todo, err = w.left(ctx, g, u, p); err != nil {
-				return err
+			case p.Left != nil:
+				// Forgotten before it is acted on: an attempt that dies
+				// midway leaves the next one to read the member back.
+				todo, p.Left = p.Left, nil
+				if err := storePlan(ctx, w.db, batch, p); err != nil {
+					return err
+				}
+			default:
+				if todo, err = w.left(ctx, g, u, p); err != nil {
+					return err
+				}
 			}
 			if err := w.answer(ctx, g, u, batch, p, todo); err != nil {
 				return err
@@ -92,14 +109,14 @@ func (w *applyWorker) Work(ctx context.Context, j *river.Job[applyArgs]) error {
 
 // pending reads the member's waiting clicks, oldest first.
 func (w *applyWorker) pending(ctx context.Context, guildID, userID string) ([]click, error) {
-	rows, err := w.db.Query(ctx, `SELECT id, menu_id, option_ids, is_select, roles, COALESCE(received_at, 'epoch'), interaction_id, locale, guild_locale, plan
+	rows, err := w.db.Query(ctx, `SELECT id, menu_id, option_ids, is_select, roles, COALESCE(received_at, 'epoch'), interaction_id, locale, guild_locale, plan, notice
 		FROM rolemenu_clicks WHERE guild_id = $1 AND user_id = $2 ORDER BY id`, guildID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: clicks: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (click, error) {
 		var c click
-		err := r.Scan(&c.ID, &c.MenuID, &c.OptionIDs, &c.IsSelect, &c.Roles, &c.Received, &c.InteractionID, &c.Locale, &c.GuildLocale, &c.Plan)
+		err := r.Scan(&c.ID, &c.MenuID, &c.OptionIDs, &c.IsSelect, &c.Roles, &c.Received, &c.InteractionID, &c.Locale, &c.GuildLocale, &c.Plan, &c.Notice)
 		return c, err
 	})
 }
@@ -359,6 +376,18 @@ func (p *plan) check(g *guildRoles) {
 // of its temporary roles, in one transaction: from here on the plan is
 // what happens.
 func (w *applyWorker) store(ctx context.Context, guildID, userID string, batch []click, p *plan) error {
+	return pgx.BeginFunc(ctx, w.db, func(tx pgx.Tx) error {
+		if err := storePlan(ctx, tx, batch, p); err != nil {
+			return err
+		}
+		return scheduleExpiry(ctx, tx, guildID, userID, p.Expires)
+	})
+}
+
+// storePlan records p on the batch's clicks.
+func storePlan(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, batch []click, p *plan) error {
 	ids := make([]int64, len(batch))
 	for i, c := range batch {
 		ids[i] = c.ID
@@ -367,25 +396,23 @@ func (w *applyWorker) store(ctx context.Context, guildID, userID string, batch [
 	if err != nil {
 		return err
 	}
-	tx, err := w.db.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `UPDATE rolemenu_clicks SET plan = $2 WHERE id = ANY($1)`, ids, raw); err != nil {
+	if _, err := db.Exec(ctx, `UPDATE rolemenu_clicks SET plan = $2 WHERE id = ANY($1)`, ids, raw); err != nil {
 		return fmt.Errorf("rolemenu: store plan: %w", err)
 	}
-	if err := scheduleExpiry(ctx, tx, guildID, userID, p.Expires); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	return nil
 }
 
 // answer makes the changes todo holds (the plan p, or what is left of
 // it), fills every click's reply with what p changes in the member's
 // language, and forgets the clicks.
 func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch []click, p, todo *plan) error {
-	failed, err := w.execute(ctx, guildID, userID, todo)
+	failed, rest, err := w.execute(ctx, guildID, userID, todo)
+	if rest != nil {
+		p.Left = rest
+		if serr := storePlan(ctx, w.db, batch, p); serr != nil {
+			return errors.Join(err, serr)
+		}
+	}
 	if errors.Is(err, errMemberLeft) {
 		// They left since the click: nothing changes, as a read of the
 		// member would have found before the plan.
@@ -399,10 +426,18 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 		ids[i] = c.ID
 		loc := c.In(w.catalog)
 		text := p.text(loc, failed)
-		// An expired token only loses the reply: the roles changed, so the
-		// click is done all the same.
-		if _, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: c.InteractionID, Key: "rolemenu-apply",
-			Content: text}); err != nil && !errors.Is(err, outbox.ErrTokenExpired) {
+		// An expired token only loses the reply, counted: the roles
+		// changed, so the click is done all the same.
+		_, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: c.InteractionID, Key: "rolemenu-apply",
+			Content: text})
+		switch {
+		case errors.Is(err, outbox.ErrTokenExpired):
+			notice := "none"
+			if c.Notice != nil && *c.Notice == noticeGiven {
+				notice = "given"
+			}
+			w.late.WithLabelValues(notice).Inc()
+		case err != nil:
 			return err
 		}
 	}
@@ -414,10 +449,11 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 // each (recordChanges). A change Discord refuses for good (permission,
 // role gone) is reported, not retried, and recorded as of unknown
 // outcome; a member who left ends it with errMemberLeft; anything else
-// fails the job, which retries or waits, and a rerun reads the member
-// back (left).
-func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *plan) (map[string]*guildroles.Refusal, error) {
-	failed := map[string]*guildroles.Refusal{}
+// fails the job, which retries or waits: when the error proves the change
+// was not made, rest is what is left to do, else a rerun reads the
+// member back (left).
+func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *plan) (failed map[string]*guildroles.Refusal, rest *plan, err error) {
+	failed = map[string]*guildroles.Refusal{}
 	made := map[string]roleChange{}
 	do := func(roleID string, present bool, change func() error) error {
 		err := change()
@@ -438,24 +474,29 @@ func (w *applyWorker) execute(ctx context.Context, guildID, userID string, p *pl
 		return nil
 	}
 	reason := "role menu"
-	err := func() error {
-		for _, r := range p.Add {
+	err = func() error {
+		for i, r := range p.Add {
 			if err := do(r, true, func() error { return w.discord.AddMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
+				rest = &plan{Add: p.Add[i:], Remove: p.Remove}
 				return err
 			}
 		}
-		for _, r := range p.Remove {
+		for i, r := range p.Remove {
 			if err := do(r, false, func() error { return w.discord.RemoveMemberRole(ctx, guildID, userID, r, reason) }); err != nil {
+				rest = &plan{Add: []string{}, Remove: p.Remove[i:]}
 				return err
 			}
 		}
 		return nil
 	}()
+	if !transport.Unsent(err) {
+		rest = nil
+	}
 	// What was made is recorded whatever came after it.
 	if rerr := recordChanges(context.WithoutCancel(ctx), w.db, guildID, userID, made); rerr != nil {
-		return nil, errors.Join(err, rerr)
+		return nil, nil, errors.Join(err, rerr)
 	}
-	return failed, err
+	return failed, rest, err
 }
 
 // text is the member's reply.

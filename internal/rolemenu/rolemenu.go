@@ -24,6 +24,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-bot/herald/commands"
 	"github.com/herald-bot/herald/internal/bulk"
@@ -68,10 +69,16 @@ type deps struct {
 	log       *slog.Logger
 	bulk      *bulk.Actions
 	clock     *clock.Clock // temporary roles' due times
+	tokenLife time.Duration
+	late      *prometheus.CounterVec // lateReplies
 }
 
 func build(k feature.Kit) error {
-	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk, clock: k.Config.Clock}
+	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk, clock: k.Config.Clock,
+		tokenLife: k.Config.TokenLife, late: lateReplies(k.Metrics)}
+	if d.tokenLife <= 0 {
+		d.tokenLife = work.TokenLife
+	}
 	k.Bulk.Kind(bulk.Kind{Name: kindPublishAll, Lane: work.Sync, Permission: discordgo.PermissionManageRoles,
 		Plan: d.planPublishAll, Request: d.requestRepublish})
 	k.Routes.Route("/rolemenu", func(r *interaction.Mux) {
@@ -114,6 +121,8 @@ func build(k feature.Kit) error {
 	work.Register(k.Jobs, &expireWorker{deps: d})
 	followup.RegisterView[statusView](k.Jobs, k.Followups, k.Catalog, d.statusText)
 	work.Register(k.Jobs, &cleanupWorker{deps: d})
+	work.Register(k.Jobs, &noticeWorker{deps: d})
+	k.Jobs.Periodic(noticeJob(d.tokenLife))
 	k.Reports.Add("rolemenu", d.report)
 	k.Events.On(d.onMessageDelete)
 	k.Events.On(d.onChannelDelete)

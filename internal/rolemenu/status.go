@@ -36,13 +36,39 @@ func (d *deps) statusText(ctx context.Context, guildID string, loc *i18n.Localiz
 	if err != nil || len(lines) == 0 {
 		return loc.T("rolemenu.none", nil), err
 	}
-	return strings.Join(append([]string{loc.T("rolemenu.status.title", nil)}, lines...), "\n"), nil
+	late, err := d.lateLine(ctx, guildID, loc)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(append(append([]string{loc.T("rolemenu.status.title", nil)}, lines...), late...), "\n"), nil
 }
 
 // report is the role menus' part of /herald status: the menus that are
-// not published as saved, and their deleted roles.
+// not published as saved, their deleted roles, and the members told their
+// change comes late.
 func (d *deps) report(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
-	return d.menuLines(ctx, guildID, loc, true)
+	lines, err := d.menuLines(ctx, guildID, loc, true)
+	if err != nil {
+		return nil, err
+	}
+	late, err := d.lateLine(ctx, guildID, loc)
+	return append(lines, late...), err
+}
+
+// lateLine says how many members wait for a change that comes after their
+// reply closes, each told when to expect it (notice.go); none when none
+// do. The count moves only when notices are given, not with every click,
+// so a status board is not repainted through a rush.
+func (d *deps) lateLine(ctx context.Context, guildID string, loc *i18n.Localizer) ([]string, error) {
+	var told int
+	if err := d.db.QueryRow(ctx, `SELECT count(DISTINCT user_id) FROM rolemenu_clicks WHERE guild_id = $1 AND notice = $2`,
+		guildID, noticeGiven).Scan(&told); err != nil {
+		return nil, fmt.Errorf("rolemenu: late clicks: %w", err)
+	}
+	if told == 0 {
+		return nil, nil
+	}
+	return []string{loc.T("rolemenu.status.late_waiting", map[string]any{"Told": told})}, nil
 }
 
 // menuLines describes the guild's menus, a line each with their deleted

@@ -70,6 +70,30 @@ func Classify(err error) (Class, time.Duration) {
 	}
 }
 
+// Unsent reports whether err proves the request was not carried out:
+// herald held it back (a wait longer than the caller allowed, a full or
+// timed-out queue, an open circuit, the invalid-request budget), or
+// Discord refused it with a 429 or at its edge. A 5xx, a lost connection
+// or a refusal by the API itself prove nothing of the kind or are not
+// about sending.
+func Unsent(err error) bool {
+	var (
+		rl  *RateLimitedError
+		ib  *InvalidBudgetError
+		cb  *CircuitOpenError
+		qt  *QueueTimeoutError
+		qf  *QueueFullError
+		api *APIError
+	)
+	switch {
+	case errors.As(err, &rl), errors.As(err, &ib), errors.As(err, &cb), errors.As(err, &qt), errors.As(err, &qf):
+		return true
+	case errors.As(err, &api):
+		return api.Status == http.StatusTooManyRequests || api.Class() == Blocked
+	}
+	return false
+}
+
 // ErrUnauthorized is returned for every request once Discord answered 401
 // to the bot token: the token is invalid and retrying would only count
 // invalid requests. A 401 on a webhook or interaction route (50027 Invalid

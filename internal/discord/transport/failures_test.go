@@ -417,3 +417,34 @@ func TestBadWebhookTokensSpendOnlyTheirBudget(t *testing.T) {
 		t.Fatalf("the bot's budget: %d, health %v", h.InvalidRequests, h.Err())
 	}
 }
+
+// Unsent is true only for errors that prove nothing was carried out, so a
+// caller may skip reading back what it meant to change.
+func TestUnsent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"held back past the caller's wait", &RateLimitedError{Scope: "user"}, true},
+		{"invalid-request budget", &InvalidBudgetError{Budget: "bot"}, true},
+		{"open circuit", &CircuitOpenError{}, true},
+		{"queue timeout", &QueueTimeoutError{}, true},
+		{"queue full", &QueueFullError{}, true},
+		{"Discord's 429", &APIError{Status: http.StatusTooManyRequests}, true},
+		{"Discord's edge", &APIError{Status: http.StatusForbidden, Code: codeEdgeBlocked}, true},
+		{"wrapped", fmt.Errorf("rolemenu: %w", &RateLimitedError{}), true},
+		{"5xx after retries", &TransientError{Status: 502}, false},
+		{"lost connection", &UnknownOutcomeError{}, false},
+		{"missing permission", &APIError{Status: http.StatusForbidden, Code: 50013}, false},
+		{"unknown member", &APIError{Status: http.StatusNotFound, Code: 10007}, false},
+		{"no error", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Unsent(tc.err); got != tc.want {
+				t.Errorf("Unsent(%v) = %t, want %t", tc.err, got, tc.want)
+			}
+		})
+	}
+}

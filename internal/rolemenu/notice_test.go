@@ -1,0 +1,107 @@
+package rolemenu_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/heraldtest"
+	"github.com/herald-bot/herald/internal/interaction"
+)
+
+// A rush of clicks whose last changes come after their replies close:
+// with a token life of 6 s and a member-role bucket of one change a
+// second, the tenth member's role changes about 9 s after the clicks.
+// Every member gets the role; every reply is filled while its token
+// lives — with the result, or with a notice saying when the change comes;
+// nothing is sent to an interaction after its token's life; the late
+// results are counted as dropped after a notice, none without;
+// /rolemenu status shows the members told; and no member is read.
+func TestLateChangeIsAnnounced(t *testing.T) {
+	t.Parallel()
+	const members, life = 10, 6 * time.Second
+	f := fixture()
+	for i := range members {
+		f.Members = append(f.Members, sim.FixtureMember{Username: fmt.Sprintf("rush%d", i)})
+	}
+	h := heraldtest.New(t, heraldtest.WithFixture(f), heraldtest.WithEnv(map[string]string{"HERALD_TOKEN_LIFE": life.String()}))
+	admin := h.As("admin")
+	admin.Command("general", "/rolemenu/create", heraldtest.Opts{"name": "rush"}).Reply()
+	admin.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": "rush", "role": h.Role("Red")}).Reply()
+	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "rush", "channel": h.Channel("roles")}).Reply()
+	msg := menuMessage(t, h, "roles", "rush", func(m *discordgo.Message) bool { return len(interaction.Buttons(m)) == 1 })
+	h.Sim.SetLimits(sim.LimitChange{Route: "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}", Limit: 1, WindowMS: 1000})
+
+	clicks := make([]heraldtest.Sent, members)
+	for i := range clicks {
+		clicks[i] = h.As(fmt.Sprintf("rush%d", i)).Click(msg, heraldtest.Button(t, msg, "Red"))
+	}
+	told := func(c heraldtest.Sent) bool {
+		content, _ := h.Sim.Interaction(c.ID).Original["content"].(string)
+		return strings.Contains(content, "queued and should change <t:")
+	}
+	h.Eventually("a member told when their change comes", func() bool { return slices.ContainsFunc(clicks, told) })
+	if s := admin.Command("general", "/rolemenu/status", nil).Reply(); !strings.Contains(s.Content, "was told when to expect it") {
+		t.Errorf("/rolemenu status while members wait: %q", s.Content)
+	}
+	h.Eventually("every member has Red", func() bool {
+		for i := range members {
+			if !hasRole(h, fmt.Sprintf("rush%d", i), "Red") {
+				return false
+			}
+		}
+		return true
+	})
+	h.Eventually("the late results counted", func() bool {
+		return strings.Contains(h.Metrics(), `herald_rolemenu_late_replies_total{notice="given"}`)
+	})
+	if m := h.Metrics(); strings.Contains(m, `herald_rolemenu_late_replies_total{notice="none"}`) {
+		t.Errorf("a late result dropped without notice:\n%s", m)
+	}
+
+	reqs := h.Sim.Server.Requests()
+	created := map[string]time.Time{} // each click's token path, and when Discord created it
+	late := 0
+	for i, c := range clicks {
+		at, err := discordgo.SnowflakeTimestamp(c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		created["/webhooks/"+h.Guild.ApplicationID+"/"+c.Token] = at
+		change := "/guilds/" + h.Guild.ID + "/members/" + h.Member(fmt.Sprintf("rush%d", i)) + "/roles/" + h.Role("Red")
+		k := slices.IndexFunc(reqs, func(r sim.RequestRecord) bool { return r.Path == change && r.Status == http.StatusNoContent })
+		switch content, _ := c.Ack().Original["content"].(string); {
+		case k < 0:
+			t.Errorf("rush%d's change is not in the simulator's log", i)
+		case reqs[k].Time.Sub(at) > life:
+			late++
+			if !told(c) {
+				t.Errorf("rush%d's change came %s after the click, and the reply says %q", i, reqs[k].Time.Sub(at).Round(time.Millisecond), content)
+			}
+		case content == "":
+			t.Errorf("rush%d: no reply", i)
+		}
+	}
+	if late == 0 {
+		t.Error("no change came after its token's life: the test shows nothing")
+	}
+	for _, r := range reqs {
+		// The apply jobs waited on the bucket (snoozed with their change
+		// unsent) and still never read a member: the payloads and the
+		// unsent changes said everything.
+		if r.Method == http.MethodGet && r.Route == "/guilds/{guild_id}/members/{user_id}" && !strings.HasSuffix(r.Path, "/"+h.Guild.BotUserID) {
+			t.Errorf("GET %s: a member read the click's payload answers", r.Path)
+		}
+		for path, at := range created {
+			if strings.HasPrefix(r.Path, path) && r.Method != http.MethodGet && r.Time.Sub(at) > life {
+				t.Errorf("%s %s %s after the click: past herald's token life", r.Method, r.Route, r.Time.Sub(at).Round(time.Millisecond))
+			}
+		}
+	}
+}
