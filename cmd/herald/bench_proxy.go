@@ -58,6 +58,7 @@ func printProxy(w io.Writer, r bench.ProxyResult) {
 		fmt.Fprintf(w, ", refused %v", r.Refused)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  bare River's batch insert (200 jobs a commit, one writer, same body): %.0f/s; herald ÷ bare %.3f\n", r.BareBatchPerS, r.AcceptedToBare)
 	fmt.Fprintf(w, "  memory: %d queued in %.1fs (%.0f/s): RSS %.1f MB, %.1f MB after GC (this process: herald, simulator and callers)\n",
 		r.Queued, r.QueueSeconds, r.QueueAcceptedPerS, r.RSSMB100kQueued, r.RSSMBAfterGC)
 	fmt.Fprintf(w, "  delivery to one webhook at time scale %g: %d of %d delivered in %.2fs, %.2f/s against a limit of %.2f/s; least time %.2fs, ratio %.3f\n",

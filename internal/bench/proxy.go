@@ -50,6 +50,13 @@ type ProxyResult struct {
 	VerifySeconds float64 `json:"verify_seconds"`
 	Clients       int     `json:"clients"`
 	Webhooks      int     `json:"webhooks"`
+	// BareBatchPerS is the baseline, in the same run: bare River's batch
+	// insert (InsertMany of 200 jobs carrying the same body, one COMMIT
+	// each) from one writer for AcceptSeconds, with no HTTP, no checks and
+	// no callers waiting: what Postgres commits at most through River.
+	// AcceptedToBare is AcceptedPerS over it.
+	BareBatchPerS  float64 `json:"bare_batch_per_s"`
+	AcceptedToBare float64 `json:"accepted_to_bare"`
 	// Refused counts answers other than 204 (429 queue full, 503, ...)
 	// and failed requests, by status ("error" for no answer).
 	Refused map[string]int `json:"refused,omitempty"`
@@ -260,7 +267,7 @@ func startProxy(ctx context.Context, w *world, dbURL string, env map[string]stri
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.Run(runCtx) }()
-	stop = func() { cancel(); <-done }
+	stop = sync.OnceFunc(func() { cancel(); <-done })
 	if err := waitReady(a.AdminAddr()); err != nil {
 		stop()
 		return "", nil, err
@@ -308,7 +315,7 @@ func startPosters(hooks []hook, clients int, from time.Time) *posters {
 				default:
 				}
 				h := hooks[(c+i)%len(hooks)]
-				body := `{"content":"bench ` + itoa(c) + `-` + itoa(i) + `","embeds":[{"title":"alert","description":"disk full"}]}`
+				body := posterBody(c, i)
 				t0 := time.Now()
 				res, err := hc.Post(h.url, "application/json", strings.NewReader(body))
 				if err != nil {
@@ -336,6 +343,11 @@ func startPosters(hooks []hook, clients int, from time.Time) *posters {
 		}()
 	}
 	return p
+}
+
+// posterBody is caller c's i-th notification.
+func posterBody(c, i int) string {
+	return `{"content":"bench ` + itoa(c) + `-` + itoa(i) + `","embeds":[{"title":"alert","description":"disk full"}]}`
 }
 
 func (p *posters) stop() {
@@ -389,6 +401,11 @@ func proxyAccept(ctx context.Context, dbURL string, c proxyConfig, res *ProxyRes
 		return err
 	}
 	res.Lost += max(verified+int(p.accepted.Load())-stored, 0)
+	stop()
+	if res.BareBatchPerS, err = bareBatchInserts(ctx, dbURL, posterBody(0, 0), 1, c.acceptFor); err != nil {
+		return fmt.Errorf("bare River: %w", err)
+	}
+	res.AcceptedToBare = res.AcceptedPerS / res.BareBatchPerS
 	return nil
 }
 

@@ -22,6 +22,9 @@ func TestProxyRun(t *testing.T) {
 	if res.Accepted == 0 || res.AcceptedPerS <= 0 || res.AcceptP99MS <= 0 || res.AcceptP99MS < res.AcceptP50MS {
 		t.Errorf("accepted %d (%.0f/s), p50 %.2f ms, p99 %.2f ms", res.Accepted, res.AcceptedPerS, res.AcceptP50MS, res.AcceptP99MS)
 	}
+	if res.BareBatchPerS <= 0 || res.AcceptedToBare <= 0 {
+		t.Errorf("bare River's batch insert %.0f/s, herald ÷ bare %.3f: want the baseline measured", res.BareBatchPerS, res.AcceptedToBare)
+	}
 	if len(res.Refused) > 0 {
 		t.Errorf("refused %v in the acceptance phase: every token was verified first and no bound was reached", res.Refused)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -27,7 +29,8 @@ import (
 // once. No caller is answered before its own row is committed. A group
 // is bounded in bodies' bytes too, and bodies over largeBody are written
 // one at a time by a writer of their own, so large posts never hold the
-// small ones behind them.
+// small ones behind them. Each target's deliveries go to one writer (by
+// the target's hash), so writers never wait on each other's target rows.
 const (
 	acceptMax      = 200             // deliveries in one transaction
 	acceptMaxBytes = 16 << 20        // their bodies' bytes, past the first
@@ -44,6 +47,7 @@ type delivery struct {
 
 type acceptItem struct {
 	d     delivery
+	id    int64        // given by the transaction that stores it
 	state atomic.Int32 // queued, taken by a writer, or abandoned by its caller
 	done  chan acceptResult
 }
@@ -65,12 +69,26 @@ type acceptor struct {
 	jobs   inserter
 	batch  prometheus.Observer
 	quotas quotas
-	queue  chan *acceptItem // bodies up to largeBody
+	queues []chan *acceptItem // bodies up to largeBody, one per writer
 	large  chan *acceptItem
 }
 
 func newAcceptor(db *pgxpool.Pool, jobs inserter, batch prometheus.Observer, q quotas) *acceptor {
-	return &acceptor{db: db, jobs: jobs, batch: batch, quotas: q, queue: make(chan *acceptItem, 4*acceptMax), large: make(chan *acceptItem, acceptMax)}
+	a := &acceptor{db: db, jobs: jobs, batch: batch, quotas: q, large: make(chan *acceptItem, acceptMax)}
+	for range acceptWriters {
+		a.queues = append(a.queues, make(chan *acceptItem, 4*acceptMax))
+	}
+	return a
+}
+
+// queueOf is the queue of d's writer.
+func (a *acceptor) queueOf(d delivery) chan *acceptItem {
+	if len(d.body) > largeBody {
+		return a.large
+	}
+	h := fnv.New32a()
+	h.Write([]byte(d.target))
+	return a.queues[h.Sum32()%uint32(len(a.queues))]
 }
 
 // errStopped means the proxy is stopping and took nothing more.
@@ -83,12 +101,8 @@ var errStopped = errors.New("webhookproxy: stopping")
 // request no transaction took yet is withdrawn, never written later.
 func (a *acceptor) accept(ctx context.Context, d delivery) (int64, error) {
 	it := &acceptItem{d: d, done: make(chan acceptResult, 1)}
-	q := a.queue
-	if len(d.body) > largeBody {
-		q = a.large
-	}
 	select {
-	case q <- it:
+	case a.queueOf(d) <- it:
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
@@ -104,12 +118,12 @@ func (a *acceptor) accept(ctx context.Context, d delivery) (int64, error) {
 // run writes queued deliveries until ctx ends, then refuses what is left.
 func (a *acceptor) run(ctx context.Context) {
 	var wg sync.WaitGroup
-	for range acceptWriters {
-		wg.Go(func() { a.writer(ctx, a.queue, acceptMax) })
+	for _, q := range a.queues {
+		wg.Go(func() { a.writer(ctx, q, acceptMax) })
 	}
 	wg.Go(func() { a.writer(ctx, a.large, 1) })
 	wg.Wait()
-	for _, q := range []chan *acceptItem{a.queue, a.large} {
+	for _, q := range append(a.queues, a.large) {
 		for len(q) > 0 {
 			(<-q).done <- acceptResult{err: errStopped}
 		}
@@ -213,19 +227,16 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 			services = append(services, d.service)
 		}
 	}
-	dead, err := deadWebhooks(ctx, tx, hooks)
-	if err != nil {
-		return nil, err
-	}
-	if err := ensureTargets(ctx, tx, names, hooks, threads); err != nil {
-		return nil, err
-	}
-	targets, err := lockTargets(ctx, tx, names)
-	if err != nil {
-		return nil, err
-	}
-	u, err := readUsage(ctx, tx, services, hooks)
-	if err != nil {
+	// The reads, the targets' creation and their locks, and the ids go
+	// in one round trip: under load each round trip is a wake-up of both
+	// sides, and the machine's CPU is what bounds the accept rate.
+	reads := &pgx.Batch{}
+	dead := queueDeadWebhooks(reads, hooks)
+	queueEnsureTargets(reads, names, hooks, threads)
+	targets := queueLockTargets(reads, names)
+	u := queueUsage(reads, services, hooks)
+	ids := queueIDs(reads, len(items))
+	if err := tx.SendBatch(ctx, reads).Close(); err != nil {
 		return nil, err
 	}
 	results := make([]acceptResult, len(items))
@@ -236,7 +247,7 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 		switch {
 		case dead[it.d.webhookID]:
 			results[i].err = execute.ErrUnknownWebhook
-		case !a.quotas.admit(&u, it.d, t.depth > 0):
+		case !a.quotas.admit(u, it.d, t.depth > 0):
 			results[i].err = queueFull()
 		default:
 			t.depth++
@@ -247,18 +258,20 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 	if len(admitted) == 0 {
 		return results, nil
 	}
-	ids, err := insertDeliveries(ctx, tx, admitted)
-	if err != nil {
+	// Ids were taken for every item in order; the admitted keep theirs.
+	added := map[string]int{}
+	for k, i := range admittedAt {
+		results[i].id = (*ids)[i]
+		admitted[k].id = (*ids)[i]
+		added[admitted[k].d.target]++
+	}
+	writes := &pgx.Batch{}
+	queueInsertDeliveries(writes, admitted)
+	queueDepths(writes, added)
+	if err := tx.SendBatch(ctx, writes).Close(); err != nil {
 		return nil, err
 	}
-	for k, i := range admittedAt {
-		results[i].id = ids[k]
-	}
-	added := map[string]int{}
-	for _, it := range admitted {
-		added[it.d.target]++
-	}
-	return results, startDrains(ctx, tx, a.jobs, added, targets)
+	return results, startJobs(ctx, tx, a.jobs, targets, slices.Collect(maps.Keys(added)))
 }
 
 // queueFull is the answer when a queue is at its bound: Discord's 429
@@ -271,74 +284,85 @@ func queueFull() *execute.Error {
 // what a target needs to deliver a few messages at Discord's webhook rate.
 const fullRetryAfter = 2 * time.Second
 
-// deadWebhooks are those of hooks Discord said are gone.
-func deadWebhooks(ctx context.Context, tx pgx.Tx, hooks []string) (map[string]bool, error) {
-	rows, err := tx.Query(ctx, `SELECT webhook_id FROM webhookproxy_webhooks WHERE webhook_id = ANY($1) AND dead_at IS NOT NULL`, hooks)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	out := map[string]bool{}
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out, err
+// queueDeadWebhooks queues the read of those of hooks Discord said are
+// gone; the map is filled when the batch runs.
+func queueDeadWebhooks(b *pgx.Batch, hooks []string) map[string]bool {
+	dead := map[string]bool{}
+	b.Queue(`SELECT webhook_id FROM webhookproxy_webhooks WHERE webhook_id = ANY($1) AND dead_at IS NOT NULL`, hooks).Query(func(rows pgx.Rows) error {
+		var id string
+		_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			dead[id] = true
+			return nil
+		})
+		return err
+	})
+	return dead
 }
 
-// ensureTargets creates the targets' rows where missing.
-func ensureTargets(ctx context.Context, tx pgx.Tx, names, hooks, threads []string) error {
-	_, err := tx.Exec(ctx, `INSERT INTO webhookproxy_targets (target, webhook_id, thread_id)
+// queueEnsureTargets queues the creation of the targets' rows where
+// missing.
+func queueEnsureTargets(b *pgx.Batch, names, hooks, threads []string) {
+	b.Queue(`INSERT INTO webhookproxy_targets (target, webhook_id, thread_id)
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1 ON CONFLICT DO NOTHING`, names, hooks, threads)
-	return err
 }
 
 // lockTargets locks the targets' rows, in name order so two writers never
 // deadlock.
 func lockTargets(ctx context.Context, tx pgx.Tx, names []string) (map[string]target, error) {
-	rows, err := tx.Query(ctx, `SELECT t.target, t.depth, j.state IS NOT NULL AND j.state NOT IN ('completed', 'cancelled', 'discarded')
-		FROM webhookproxy_targets t LEFT JOIN river_job j ON j.id = t.job_id
-		WHERE t.target = ANY($1) ORDER BY t.target FOR UPDATE OF t`, names)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]target{}
-	var name string
-	var t target
-	_, err = pgx.ForEachRow(rows, []any{&name, &t.depth, &t.live}, func() error {
-		out[name] = t
-		return nil
-	})
-	return out, err
+	b := &pgx.Batch{}
+	out := queueLockTargets(b, names)
+	return out, tx.SendBatch(ctx, b).Close()
 }
 
-// insertDeliveries stores items with ids taken in their order, so a
-// target's queue keeps the order they were accepted in.
-func insertDeliveries(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]int64, error) {
-	n := len(items)
-	rows, err := tx.Query(ctx, `SELECT nextval('webhookproxy_deliveries_id_seq') FROM generate_series(1, $1)`, n)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(ids)
+// queueLockTargets queues lockTargets' statement; the map is filled when
+// the batch runs.
+func queueLockTargets(b *pgx.Batch, names []string) map[string]target {
+	out := map[string]target{}
+	b.Queue(`SELECT t.target, t.depth, j.state IS NOT NULL AND j.state NOT IN ('completed', 'cancelled', 'discarded')
+		FROM webhookproxy_targets t LEFT JOIN river_job j ON j.id = t.job_id
+		WHERE t.target = ANY($1) ORDER BY t.target FOR UPDATE OF t`, names).Query(func(rows pgx.Rows) error {
+		var name string
+		var t target
+		_, err := pgx.ForEachRow(rows, []any{&name, &t.depth, &t.live}, func() error {
+			out[name] = t
+			return nil
+		})
+		return err
+	})
+	return out
+}
+
+// queueIDs queues taking n delivery ids, sorted when the batch has run,
+// so a target's queue keeps the order its deliveries were accepted in.
+func queueIDs(b *pgx.Batch, n int) *[]int64 {
+	ids := new([]int64)
+	b.Queue(`SELECT nextval('webhookproxy_deliveries_id_seq') FROM generate_series(1, $1)`, n).Query(func(rows pgx.Rows) error {
+		var err error
+		*ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		slices.Sort(*ids)
+		return err
+	})
+	return ids
+}
+
+// queueInsertDeliveries queues storing items under their ids.
+func queueInsertDeliveries(b *pgx.Batch, items []*acceptItem) {
+	var ids []int64
 	var targets, hooks, tokens, fps, threads, variants, events, services, types []string
-	bodies := make([][]byte, 0, n)
+	bodies := make([][]byte, 0, len(items))
 	for _, it := range items {
 		d := it.d
+		ids = append(ids, it.id)
 		targets, hooks, tokens, fps = append(targets, d.target), append(hooks, d.webhookID), append(tokens, d.token), append(fps, d.fp)
 		threads, variants, events = append(threads, d.threadID), append(variants, d.variant), append(events, d.event)
 		services, types = append(services, d.service), append(types, d.contentType)
 		bodies = append(bodies, d.body)
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO webhookproxy_deliveries
+	b.Queue(`INSERT INTO webhookproxy_deliveries
 			(id, target, webhook_id, token, token_fp, thread_id, variant, event, service, content_type, body)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 			$9::text[], $10::text[], $11::bytea[])`,
 		ids, targets, hooks, tokens, fps, threads, variants, events, services, types, bodies)
-	return ids, err
 }
 
 // inserter inserts jobs within a transaction: the Kit's work.Inserter,
@@ -352,26 +376,35 @@ type inserter interface {
 // delivery is never stored without a job that will reach it.
 // Targets in also that added does not name get a job when they have none.
 func startDrains(ctx context.Context, tx pgx.Tx, jobs inserter, added map[string]int, targets map[string]target, also ...string) error {
+	b := &pgx.Batch{}
+	queueDepths(b, added)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	return startJobs(ctx, tx, jobs, targets, append(slices.Collect(maps.Keys(added)), also...))
+}
+
+// queueDepths queues adding to each target's depth.
+func queueDepths(b *pgx.Batch, added map[string]int) {
 	var names []string
 	var counts []int32
+	for name, n := range added {
+		names, counts = append(names, name), append(counts, int32(n))
+	}
+	b.Queue(`UPDATE webhookproxy_targets t SET depth = t.depth + u.n
+		FROM unnest($1::text[], $2::int[]) AS u(target, n) WHERE t.target = u.target`, names, counts)
+}
+
+// startJobs gives a River job to each of names whose locked target has no
+// live one, and records it on the target.
+func startJobs(ctx context.Context, tx pgx.Tx, jobs inserter, targets map[string]target, names []string) error {
 	var params []river.InsertManyParams
 	var idle []string
-	start := func(name string) {
+	for _, name := range names {
 		if !targets[name].live && !slices.Contains(idle, name) {
 			idle = append(idle, name)
 			params = append(params, river.InsertManyParams{Args: drainArgs{Target: name}})
 		}
-	}
-	for name, n := range added {
-		names, counts = append(names, name), append(counts, int32(n))
-		start(name)
-	}
-	for _, name := range also {
-		start(name)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE webhookproxy_targets t SET depth = t.depth + u.n
-		FROM unnest($1::text[], $2::int[]) AS u(target, n) WHERE t.target = u.target`, names, counts); err != nil {
-		return err
 	}
 	if len(params) == 0 {
 		return nil

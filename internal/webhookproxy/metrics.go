@@ -87,7 +87,7 @@ func usageOf(db *pgxpool.Pool, desc *prometheus.Desc, keys serviceKeys, bytes bo
 		named[s] = true
 	}
 	return func(ctx context.Context) ([]prometheus.Metric, error) {
-		rows, err := db.Query(ctx, `SELECT substr(scope, 5), rows, bytes FROM webhookproxy_usage WHERE scope >= 'key:' AND scope < 'key;'`)
+		rows, err := db.Query(ctx, `SELECT substr(scope, 5), sum(rows)::bigint, sum(bytes)::bigint FROM webhookproxy_usage WHERE scope >= 'key:' AND scope < 'key;' GROUP BY scope`)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package webhookproxy
 
 import (
-	"context"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -31,11 +30,12 @@ type usage struct {
 func keyScope(service string) string { return "key:" + service }
 func hookScope(id string) string     { return "webhook:" + id }
 
-// readUsage reads the usage of the services and webhooks in a batch. The
-// rows are not locked: two writers may each admit up to the bound at
-// once, an overshoot of one batch at most, which a soft bound allows.
-func readUsage(ctx context.Context, tx pgx.Tx, services, hooks []string) (usage, error) {
-	u := usage{rows: map[string]int64{}, bytes: map[string]int64{}, busy: map[string]int{}}
+// queueUsage queues reading the usage of the services and webhooks in a
+// batch; the usage is filled when the batch runs. The rows are not
+// locked: two writers may each admit up to the bound at once, an
+// overshoot of one batch at most, which a soft bound allows.
+func queueUsage(b *pgx.Batch, services, hooks []string) *usage {
+	u := &usage{rows: map[string]int64{}, bytes: map[string]int64{}, busy: map[string]int{}}
 	var scopes []string
 	for _, s := range services {
 		scopes = append(scopes, keyScope(s))
@@ -43,33 +43,30 @@ func readUsage(ctx context.Context, tx pgx.Tx, services, hooks []string) (usage,
 	for _, h := range hooks {
 		scopes = append(scopes, hookScope(h))
 	}
-	rows, err := tx.Query(ctx, `SELECT scope, rows, bytes FROM webhookproxy_usage WHERE scope = ANY($1) OR (scope >= 'key:' AND scope < 'key;')`, scopes)
-	if err != nil {
-		return u, err
-	}
-	var scope string
-	var n, b int64
-	if _, err := pgx.ForEachRow(rows, []any{&scope, &n, &b}, func() error {
-		u.rows[scope], u.bytes[scope] = n, b
-		if strings.HasPrefix(scope, "key:") {
-			u.totalRows += n
-			u.totalBytes += b
-		}
-		return nil
-	}); err != nil {
-		return u, err
-	}
-	rows, err = tx.Query(ctx, `SELECT webhook_id, count(*) FROM webhookproxy_targets WHERE webhook_id = ANY($1) AND depth > 0 AND thread_id <> '' GROUP BY 1`, hooks)
-	if err != nil {
-		return u, err
-	}
-	var hook string
-	var busy int
-	_, err = pgx.ForEachRow(rows, []any{&hook, &busy}, func() error {
-		u.busy[hook] = busy
-		return nil
+	b.Queue(`SELECT scope, sum(rows)::bigint, sum(bytes)::bigint FROM webhookproxy_usage
+		WHERE scope = ANY($1) OR (scope >= 'key:' AND scope < 'key;') GROUP BY scope`, scopes).Query(func(rows pgx.Rows) error {
+		var scope string
+		var n, b int64
+		_, err := pgx.ForEachRow(rows, []any{&scope, &n, &b}, func() error {
+			u.rows[scope], u.bytes[scope] = n, b
+			if strings.HasPrefix(scope, "key:") {
+				u.totalRows += n
+				u.totalBytes += b
+			}
+			return nil
+		})
+		return err
 	})
-	return u, err
+	b.Queue(`SELECT webhook_id, count(*) FROM webhookproxy_targets WHERE webhook_id = ANY($1) AND depth > 0 AND thread_id <> '' GROUP BY 1`, hooks).Query(func(rows pgx.Rows) error {
+		var hook string
+		var busy int
+		_, err := pgx.ForEachRow(rows, []any{&hook, &busy}, func() error {
+			u.busy[hook] = busy
+			return nil
+		})
+		return err
+	})
+	return u
 }
 
 // admit reports whether d fits the quotas, given whether its target has
