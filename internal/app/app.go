@@ -195,7 +195,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		policies[work.Lane(lane)] = followup.Policy(p)
 	}
 	followups := followup.NewSender(a.pool, a.discord, followup.Budget{
-		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies, TokenLife: cfg.TokenLife,
+		Max: cfg.MaxMessagesPerInteraction, Window: cfg.CoalesceWindow, Policies: policies, TokenLife: cfg.TokenLife(),
 	}, reg)
 	mux := interaction.NewMux()
 	inserter := &work.Inserter{}
@@ -257,7 +257,7 @@ func loopback(addr net.Addr) bool {
 // newDiscord builds the transport engine and the one REST client over it,
 // for application appID.
 func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer, appID string) (*transport.Engine, *rest.Client) {
-	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, BreakerReset: cfg.CircuitReset, UserAgent: transport.UserAgent(Version),
+	e := transport.New(transport.Config{ApplicationID: appID, GlobalLimit: cfg.GlobalLimit, GlobalPeriod: cfg.GlobalWindow(), BreakerReset: cfg.CircuitReset, UserAgent: transport.UserAgent(Version),
 		Registerer: reg, Logger: log})
 	return e, rest.New(e, cfg.DiscordAPI, cfg.DiscordToken.Reveal(), appID)
 }

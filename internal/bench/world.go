@@ -15,7 +15,6 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/transport"
-	"github.com/herald-bot/herald/internal/work"
 )
 
 // world is one simulator serving one client's run, so runs never share
@@ -53,11 +52,11 @@ func newWorld(scale float64, limits []sim.LimitChange) (*world, error) {
 }
 
 // heraldEnv is the environment of a herald on w and the database at
-// dbURL: the interaction token's life is the simulator's, scaled.
+// dbURL: Discord's clocks run at the simulator's scale.
 func (w *world) heraldEnv(dbURL string) map[string]string {
-	life := max(time.Duration(float64(work.TokenLife)*w.scale), time.Second)
 	return map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
-		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0", "HERALD_TOKEN_LIFE": life.String()}
+		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_HTTP_ADDR": "127.0.0.1:0",
+		"HERALD_DISCORD_TIME_SCALE": strconv.FormatFloat(w.scale, 'f', -1, 64)}
 }
 
 func (w *world) close() {

@@ -62,9 +62,11 @@ type Config struct {
 	// IdentifyWindow spaces the gateway's IDENTIFYs per max_concurrency
 	// key: Discord's 5 s; shorter only against a simulator set likewise.
 	IdentifyWindow time.Duration
-	// TokenLife is how long Discord accepts an interaction's token:
-	// 15 minutes; shorter only against a simulator at a time scale.
-	TokenLife time.Duration
+	// TimeScale is how fast Discord's clocks run: 1 against Discord;
+	// against a simulator at a time scale (herald sim --time-scale), the
+	// same scale, so the global limit's second and an interaction token's
+	// 15 minutes are the simulator's (TokenLife, GlobalWindow).
+	TimeScale float64
 	// The message budget of one interaction: at most this many follow-ups,
 	// and updates closer together than the window merge.
 	MaxMessagesPerInteraction int
@@ -284,12 +286,12 @@ var settings = []setting{
 		c.IdentifyWindow = d
 		return nil
 	}},
-	{Setting: Setting{Key: "HERALD_TOKEN_LIFE", Default: "15m", Help: "how long Discord accepts an interaction's token (its follow-ups and reply edits): Discord's is 15m; shorter only against a simulator at a time scale (herald sim --time-scale)", RunOnly: true}, parse: func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second || d > 15*time.Minute {
-			return fmt.Errorf("must be a duration from 1s to 15m, got %q", v)
+	{Setting: Setting{Key: "HERALD_DISCORD_TIME_SCALE", Default: "1", Help: "how fast Discord's clocks run (the global limit's second, an interaction token's 15 minutes): 1 against Discord; against a simulator at a time scale (herald sim --time-scale), the same scale", RunOnly: true}, parse: func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f >= 0.001 && f <= 1) {
+			return fmt.Errorf("must be a number from 0.001 to 1, got %q", v)
 		}
-		c.TokenLife = d
+		c.TimeScale = f
 		return nil
 	}},
 	{Setting: Setting{Key: "HERALD_MAX_MESSAGES_PER_INTERACTION", Default: "3", Help: "follow-ups one interaction may cause; later updates merge or drop by HERALD_DROP_POLICY", RunOnly: true}, parse: func(c *Config, v string) error {
@@ -425,6 +427,21 @@ func (e *Error) Error() string {
 }
 
 // LogValue lets slog print a Config with every secret redacted.
+// TokenLife is how long Discord accepts an interaction's token, on
+// Discord's clock (TimeScale); 15 minutes unscaled or unset.
+func (c Config) TokenLife() time.Duration { return c.scaled(work.TokenLife) }
+
+// GlobalWindow is the window of the bot's global limit on Discord's clock
+// (TimeScale): a second unscaled or unset.
+func (c Config) GlobalWindow() time.Duration { return c.scaled(time.Second) }
+
+func (c Config) scaled(d time.Duration) time.Duration {
+	if c.TimeScale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * c.TimeScale)
+}
+
 func (c Config) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("discord_token", c.DiscordToken.String()),
@@ -449,7 +466,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Duration("circuit_reset", c.CircuitReset),
 		slog.Int("shard_count", c.ShardCount),
-		slog.Duration("token_life", c.TokenLife),
+		slog.Float64("discord_time_scale", c.TimeScale),
 		slog.Int("max_messages_per_interaction", c.MaxMessagesPerInteraction),
 		slog.Duration("coalesce_window", c.CoalesceWindow),
 	}

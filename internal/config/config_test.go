@@ -382,31 +382,29 @@ func TestOnFatal(t *testing.T) {
 	}
 }
 
-// Discord's token lives 15 minutes; a shorter life is for a scaled
-// simulator, a longer one would send to tokens Discord refuses.
-func TestTokenLife(t *testing.T) {
+// Discord's clocks run at their speed unless a simulator's scale is
+// given: the token's life and the global window follow it.
+func TestDiscordTimeScale(t *testing.T) {
 	load := func(v ...string) (Config, error) {
 		m := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
 		if len(v) > 0 {
-			m["HERALD_TOKEN_LIFE"] = v[0]
+			m["HERALD_DISCORD_TIME_SCALE"] = v[0]
 		}
 		return Load(env(m))
 	}
-	for in, want := range map[string]time.Duration{"": 15 * time.Minute, "45s": 45 * time.Second, "15m": 15 * time.Minute} {
-		var c Config
-		var err error
-		if in == "" {
-			c, err = load()
-		} else {
-			c, err = load(in)
-		}
-		if err != nil || c.TokenLife != want {
-			t.Errorf("HERALD_TOKEN_LIFE=%q: %s, %v; want %s", in, c.TokenLife, err, want)
-		}
+	c, err := load()
+	if err != nil || c.TokenLife() != 15*time.Minute || c.GlobalWindow() != time.Second {
+		t.Errorf("default: token life %s, global window %s, %v; want 15m and 1s", c.TokenLife(), c.GlobalWindow(), err)
 	}
-	for _, bad := range []string{"16m", "0s", "500ms", "soon"} {
-		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "HERALD_TOKEN_LIFE must be a duration from 1s to 15m") {
-			t.Errorf("HERALD_TOKEN_LIFE=%s: %v, want an error naming the range", bad, err)
+	if c, err = load("0.05"); err != nil || c.TokenLife() != 45*time.Second || c.GlobalWindow() != 50*time.Millisecond {
+		t.Errorf("0.05: token life %s, global window %s, %v; want 45s and 50ms", c.TokenLife(), c.GlobalWindow(), err)
+	}
+	if (Config{}).TokenLife() != 15*time.Minute {
+		t.Error("an unset scale must mean Discord's own clock")
+	}
+	for _, bad := range []string{"0", "1.5", "-1", "0.0001", "fast", "NaN"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "HERALD_DISCORD_TIME_SCALE must be a number from 0.001 to 1") {
+			t.Errorf("HERALD_DISCORD_TIME_SCALE=%s: %v, want an error naming the range", bad, err)
 		}
 	}
 }

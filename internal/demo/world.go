@@ -22,7 +22,6 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/freeport"
 	"github.com/herald-bot/herald/internal/pgserver"
-	"github.com/herald-bot/herald/internal/work"
 )
 
 // Token is the bot token the demo's simulator accepts; it is not a
@@ -119,10 +118,9 @@ func Start(ctx context.Context, sc Scenario, opt Options) (d *Demo, err error) {
 		"DISCORD_TOKEN="+Token, "DATABASE_URL="+d.DBURL,
 		"HERALD_DISCORD_API="+d.SimURL+"/api/v10", "HERALD_AUTO_MIGRATE=true",
 		"HERALD_HTTP_ADDR="+d.HTTPAddr, "HERALD_PROXY_ADDR="+d.ProxyAddr, "HERALD_PROXY_ALLOW=*", "HERALD_PROXY_KEY_RATE=100000", "HERALD_PROXY_KEY_BYTES_RATE=1000000000000",
-		// The bot's global limit on the simulator's scaled clock.
-		"HERALD_DISCORD_GLOBAL_LIMIT="+strconv.Itoa(int(50/sc.TimeScale)),
-		// An interaction token's life, on the same clock.
-		"HERALD_TOKEN_LIFE="+max(time.Duration(float64(work.TokenLife)*sc.TimeScale), time.Second).String(),
+		// Discord's clocks run at the simulator's scale: the global limit's
+		// second, an interaction token's life.
+		"HERALD_DISCORD_TIME_SCALE="+strconv.FormatFloat(sc.TimeScale, 'f', -1, 64),
 		// A job whose process died runs again within seconds, not minutes.
 		"HERALD_JOB_TIMEOUT=interactive=5s,events=5s,sync=5s,background=5s", "HERALD_SHUTDOWN_TIMEOUT=2s",
 		"LOG_FORMAT=json", "LOG_LEVEL=warn")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // A rush of clicks whose last changes come after their replies close:
@@ -30,7 +32,10 @@ func TestLateChangeIsAnnounced(t *testing.T) {
 	for i := range members {
 		f.Members = append(f.Members, sim.FixtureMember{Username: fmt.Sprintf("rush%d", i)})
 	}
-	h := heraldtest.New(t, heraldtest.WithFixture(f), heraldtest.WithEnv(map[string]string{"HERALD_TOKEN_LIFE": life.String()}))
+	h := heraldtest.New(t, heraldtest.WithFixture(f), heraldtest.WithEnv(map[string]string{
+		// Discord's clocks 150 times faster: a token lives 6 s. The
+		// simulator keeps its own time; herald's 6 s is what is tested.
+		"HERALD_DISCORD_TIME_SCALE": strconv.FormatFloat(life.Seconds()/work.TokenLife.Seconds(), 'f', -1, 64)}))
 	admin := h.As("admin")
 	admin.Command("general", "/rolemenu/create", heraldtest.Opts{"name": "rush"}).Reply()
 	admin.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": "rush", "role": h.Role("Red")}).Reply()

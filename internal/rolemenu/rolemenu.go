@@ -75,7 +75,7 @@ type deps struct {
 
 func build(k feature.Kit) error {
 	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk, clock: k.Config.Clock,
-		tokenLife: k.Config.TokenLife, late: lateReplies(k.Metrics)}
+		tokenLife: k.Config.TokenLife(), late: lateReplies(k.Metrics)}
 	if d.tokenLife <= 0 {
 		d.tokenLife = work.TokenLife
 	}
