@@ -424,19 +424,19 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 	ids := make([]int64, len(batch))
 	for i, c := range batch {
 		ids[i] = c.ID
-		loc := c.In(w.catalog)
-		text := p.text(loc, failed)
+		if c.Notice != nil && *c.Notice == noticeGiven && len(failed) == 0 && len(p.Refused) == 0 {
+			// The member was told when to expect it (notice.go); a change
+			// that could not be made is still reported.
+			w.late.WithLabelValues("given").Inc()
+			continue
+		}
 		// An expired token only loses the reply, counted: the roles
 		// changed, so the click is done all the same.
 		_, err := w.followups.Send(ctx, followup.Update{Lane: work.Interactive, InteractionID: c.InteractionID, Key: "rolemenu-apply",
-			Content: text})
+			Content: p.text(c.In(w.catalog), failed)})
 		switch {
 		case errors.Is(err, outbox.ErrTokenExpired):
-			notice := "none"
-			if c.Notice != nil && *c.Notice == noticeGiven {
-				notice = "given"
-			}
-			w.late.WithLabelValues(notice).Inc()
+			w.late.WithLabelValues("none").Inc()
 		case err != nil:
 			return err
 		}

@@ -17,26 +17,33 @@ import (
 
 // A click's reply is filled after its role change, and Discord lets herald
 // fill it only while the interaction's token lives (15 minutes). A
-// guild's member-role bucket lets a bot change a few roles a second, so in
-// a rush of thousands of clicks the last changes come after their tokens
-// end. The notice job, every fifteenth of the token's life, looks at the
-// clicks waiting longer than half of it, estimates when each member's
-// change comes (the members ahead of them in the guild, at the rate the
-// guild's changes were made lately), and tells those whose change comes
-// after their reply closes, in that reply, when to expect it — or, at the
-// last run before it closes, every member still waiting. Their results
-// are then dropped on purpose (herald_rolemenu_late_replies_total by
-// notice) and /herald status shows who is waiting.
+// guild's member-role bucket lets a bot change about one role a second,
+// so in a rush of a thousand clicks the last changes come after their
+// tokens end. The notice job, every fifteenth of the token's life, looks
+// at the clicks waiting longer than half of it, estimates when each
+// member's change comes (the members ahead of them in the guild, at the
+// rate the guild's changes were made lately), and tells those whose
+// change comes after their reply closes, in that reply, when to expect
+// it, with a margin of two runs for the estimate — and, at the last run
+// before the reply closes, every member still waiting. The notice is the
+// click's one reply: the result is not sent after it (the member was told
+// when to look; only a change that could not be made is reported), so a
+// notice never costs a second call. Results replaced
+// by a notice, and those lost to a token that ended without one, are
+// counted (herald_rolemenu_late_replies_total by notice), and /herald
+// status says how many members were told.
 
 // noticeArgs is the notice job's (periodic; no fields).
 type noticeArgs struct{}
 
 func (noticeArgs) Kind() string { return "rolemenu_notice" }
 
-// noticeJob runs the notice job every fifteenth of the token's life.
+// noticeJob runs the notice job every fifteenth of the token's life, on
+// the events lane: in a rush the interactive lane's workers are the apply
+// jobs waiting on the member-role bucket, the very wait it announces.
 func noticeJob(tokenLife time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(tokenLife/15), func() (river.JobArgs, *river.InsertOpts) {
-		return noticeArgs{}, &river.InsertOpts{Queue: string(work.Interactive)}
+		return noticeArgs{}, &river.InsertOpts{Queue: string(work.Events)}
 	}, nil)
 }
 
@@ -56,13 +63,10 @@ const (
 	noticeTooLate = "too_late" // the token ended before the job came to it
 )
 
-// noticeBatch bounds the clicks one run looks at; the next run takes the
-// rest, and the oldest go first.
-const noticeBatch = 500
-
 // waiting is a click still waiting for its change, as the notice job
 // reads it: ahead is how many other members of its guild have clicks
-// queued before it.
+// queued before its member's first (a member's clicks are applied
+// together).
 type waiting struct {
 	id       int64
 	guildID  string
@@ -75,9 +79,15 @@ type waiting struct {
 // closes, as of now, and returns how many it told.
 func (d *deps) notice(ctx context.Context, now time.Time) (int, error) {
 	life := d.tokenLife
-	rows, err := d.db.Query(ctx, `SELECT c.id, c.guild_id, c.received_at, c.interaction_id, c.locale, c.guild_locale,
-			(SELECT count(DISTINCT o.user_id) FROM rolemenu_clicks o WHERE o.guild_id = c.guild_id AND o.id < c.id AND o.user_id <> c.user_id)
-		FROM rolemenu_clicks c WHERE c.notice IS NULL AND c.received_at < $1 ORDER BY c.id LIMIT $2`, now.Add(-life/2), noticeBatch)
+	// Every waiting click is looked at, the newest too (a bound on the
+	// oldest would look at the front of the queue only, which is served
+	// first): one sort of the waiting clicks, no query per click.
+	rows, err := d.db.Query(ctx, `WITH members AS (
+			SELECT guild_id, user_id, rank() OVER (PARTITION BY guild_id ORDER BY min(id)) - 1 AS ahead
+			FROM rolemenu_clicks GROUP BY guild_id, user_id)
+		SELECT c.id, c.guild_id, c.received_at, c.interaction_id, c.locale, c.guild_locale, m.ahead
+		FROM rolemenu_clicks c JOIN members m USING (guild_id, user_id)
+		WHERE c.notice IS NULL AND c.received_at < $1 ORDER BY c.id`, now.Add(-life/2))
 	if err != nil {
 		return 0, fmt.Errorf("rolemenu: late clicks: %w", err)
 	}
@@ -99,13 +109,15 @@ func (d *deps) notice(ctx context.Context, now time.Time) (int, error) {
 			rates[c.guildID] = rate
 		}
 		// The reply closes a little before the token ends: the edit itself
-		// needs time. The last run before that tells everyone still waiting.
+		// needs time. A change expected less than two runs before that is
+		// announced too (the estimate may be late by a run's worth), and
+		// so is every change still waiting at the last run before it.
 		closes := c.received.Add(life - life/15)
 		eta, known := time.Time{}, rate > 0
 		if known {
 			eta = now.Add(time.Duration(float64(c.ahead+1) / rate * float64(time.Second)))
 		}
-		if known && eta.Before(closes) && now.Add(2*life/15).Before(closes) {
+		if known && eta.Before(closes.Add(-2*life/15)) && now.Add(2*life/15).Before(closes) {
 			continue
 		}
 		loc := c.In(d.catalog)
@@ -150,13 +162,12 @@ func (d *deps) changeRate(ctx context.Context, guildID string, now time.Time, li
 	return float64(members-1) / now.Sub(*first).Seconds(), nil
 }
 
-// lateReplies counts results dropped because their click's token ended
-// while the change waited, by whether the member was told beforehand
-// ("given", else "none").
+// lateReplies counts results not sent: replaced by a notice ("given"), or
+// lost because the click's token ended first without one ("none").
 func lateReplies(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rolemenu_late_replies_total",
-		Help: "Role-menu results not sent because the click's interaction token ended first, by whether the member had been told when to expect the change (notice given or none).",
+		Help: "Role-menu results not sent: replaced by a notice of when to expect the change (notice=given), or lost because the click's interaction token ended first (notice=none).",
 	}, []string{"notice"})
 	if reg != nil {
 		reg.MustRegister(c)

@@ -22,8 +22,8 @@ import (
 // second, the tenth member's role changes about 9 s after the clicks.
 // Every member gets the role; every reply is filled while its token
 // lives — with the result, or with a notice saying when the change comes;
-// nothing is sent to an interaction after its token's life; the late
-// results are counted as dropped after a notice, none without;
+// nothing is sent to an interaction after its token's life; results
+// replaced by a notice are counted, none lost without one;
 // /rolemenu status shows the members told; and no member is read.
 func TestLateChangeIsAnnounced(t *testing.T) {
 	t.Parallel()
