@@ -24,8 +24,8 @@ import (
 // member's change comes (the members ahead of them in the guild, at the
 // rate the guild's changes were made lately), and tells those whose
 // change comes after their reply closes, in that reply, when to expect
-// it, with a margin of two runs for the estimate — and, at the last run
-// before the reply closes, every member still waiting. The notice is the
+// it, with a margin of two runs for the estimate (so every member still
+// waiting in the last two runs before the reply closes). The notice is the
 // click's one reply: the result is not sent after it (the member was told
 // when to look; only a change that could not be made is reported), so a
 // notice never costs a second call. Results replaced
@@ -108,18 +108,11 @@ func (d *deps) notice(ctx context.Context, now time.Time) (int, error) {
 			}
 			rates[c.guildID] = rate
 		}
-		// The reply closes a little before the token ends: the edit itself
-		// needs time. A change expected less than two runs before that is
-		// announced too (the estimate may be late by a run's worth), and
-		// so is every change still waiting at the last run before it.
-		closes := c.received.Add(life - life/15)
-		eta, known := time.Time{}, rate > 0
-		if known {
-			eta = now.Add(time.Duration(float64(c.ahead+1) / rate * float64(time.Second)))
-		}
-		if known && eta.Before(closes.Add(-2*life/15)) && now.Add(2*life/15).Before(closes) {
+		tell, closes, eta := c.late(now, life, rate)
+		if !tell {
 			continue
 		}
+		known := !eta.IsZero()
 		loc := c.In(d.catalog)
 		vars := map[string]any{"Closes": fmt.Sprintf("<t:%d:t>", closes.Unix())}
 		key := "rolemenu.late_unknown"
@@ -142,6 +135,24 @@ func (d *deps) notice(ctx context.Context, now time.Time) (int, error) {
 		}
 	}
 	return told, nil
+}
+
+// late reports whether c's member is to be told, as of now, that the
+// change comes after the reply closes (at closes), and when it is
+// expected (zero: unknown, the guild's changes have stalled), given the
+// token's life and the guild's rate of members served per second. The
+// reply closes a little before the token ends: the edit itself needs
+// time. A change expected less than two runs of the job before that is
+// announced too (the estimate may be late by a run's worth): so every
+// change still waiting in the last two runs before the close is.
+func (c waiting) late(now time.Time, life time.Duration, rate float64) (tell bool, closes, eta time.Time) {
+	run := life / 15
+	closes = c.received.Add(life - run)
+	if rate <= 0 {
+		return true, closes, time.Time{}
+	}
+	eta = now.Add(time.Duration(float64(c.ahead+1) / rate * float64(time.Second)))
+	return !eta.Before(closes.Add(-2 * run)), closes, eta
 }
 
 // changeRate is how many members a second the guild's role changes
