@@ -24,22 +24,9 @@ $$;
 -- +goose StatementEnd
 
 -- +goose Down
--- +goose StatementBegin
-CREATE OR REPLACE FUNCTION webhookproxy_usage_add(delta_rows bigint[], delta_bytes bigint[], services text[], hooks text[]) RETURNS void
-LANGUAGE sql AS $$
-    INSERT INTO webhookproxy_usage AS u (scope, slot, rows, bytes)
-    SELECT scope, 0, sum(r), sum(b) FROM (
-        SELECT 'key:' || s AS scope, r, b FROM unnest(services, delta_rows, delta_bytes) AS x(s, r, b)
-        UNION ALL
-        SELECT 'webhook:' || h, r, b FROM unnest(hooks, delta_rows, delta_bytes) AS x(h, r, b)
-    ) d GROUP BY scope ORDER BY scope
-    ON CONFLICT (scope, slot) DO UPDATE SET rows = u.rows + EXCLUDED.rows, bytes = u.bytes + EXCLUDED.bytes
-$$;
--- +goose StatementEnd
-CREATE TEMP TABLE usage_sums AS SELECT scope, sum(rows) AS rows, sum(bytes) AS bytes FROM webhookproxy_usage GROUP BY scope;
-DELETE FROM webhookproxy_usage;
-INSERT INTO webhookproxy_usage (scope, slot, rows, bytes) SELECT scope, 0, rows, bytes FROM usage_sums;
-DROP TABLE usage_sums;
+-- The slots' sums back into one row per scope.
+WITH slots AS (DELETE FROM webhookproxy_usage RETURNING scope, rows, bytes)
+INSERT INTO webhookproxy_usage (scope, slot, rows, bytes) SELECT scope, 0, sum(rows), sum(bytes) FROM slots GROUP BY scope;
 ALTER TABLE webhookproxy_usage DROP CONSTRAINT webhookproxy_usage_pkey;
 ALTER TABLE webhookproxy_usage ADD PRIMARY KEY (scope);
 ALTER TABLE webhookproxy_usage DROP COLUMN slot;

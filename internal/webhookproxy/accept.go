@@ -47,7 +47,6 @@ type delivery struct {
 
 type acceptItem struct {
 	d     delivery
-	id    int64        // given by the transaction that stores it
 	state atomic.Int32 // queued, taken by a writer, or abandoned by its caller
 	done  chan acceptResult
 }
@@ -260,13 +259,13 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 	}
 	// Ids were taken for every item in order; the admitted keep theirs.
 	added := map[string]int{}
+	admittedIDs := make([]int64, len(admitted))
 	for k, i := range admittedAt {
-		results[i].id = (*ids)[i]
-		admitted[k].id = (*ids)[i]
+		results[i].id, admittedIDs[k] = (*ids)[i], (*ids)[i]
 		added[admitted[k].d.target]++
 	}
 	writes := &pgx.Batch{}
-	queueInsertDeliveries(writes, admitted)
+	queueInsertDeliveries(writes, admitted, admittedIDs)
 	queueDepths(writes, added)
 	if err := tx.SendBatch(ctx, writes).Close(); err != nil {
 		return nil, err
@@ -345,14 +344,12 @@ func queueIDs(b *pgx.Batch, n int) *[]int64 {
 	return ids
 }
 
-// queueInsertDeliveries queues storing items under their ids.
-func queueInsertDeliveries(b *pgx.Batch, items []*acceptItem) {
-	var ids []int64
+// queueInsertDeliveries queues storing items, each under its id in ids.
+func queueInsertDeliveries(b *pgx.Batch, items []*acceptItem, ids []int64) {
 	var targets, hooks, tokens, fps, threads, variants, events, services, types []string
 	bodies := make([][]byte, 0, len(items))
 	for _, it := range items {
 		d := it.d
-		ids = append(ids, it.id)
 		targets, hooks, tokens, fps = append(targets, d.target), append(hooks, d.webhookID), append(tokens, d.token), append(fps, d.fp)
 		threads, variants, events = append(threads, d.threadID), append(variants, d.variant), append(events, d.event)
 		services, types = append(services, d.service), append(types, d.contentType)
