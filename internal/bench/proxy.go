@@ -363,8 +363,7 @@ func proxyAccept(ctx context.Context, dbURL string, c proxyConfig, res *ProxyRes
 	defer w.close()
 	defer stop()
 	t0 := time.Now()
-	verified, err := verifyHooks(ctx, hooks)
-	if err != nil {
+	if err := verifyHooks(ctx, hooks); err != nil {
 		return err
 	}
 	res.VerifySeconds = time.Since(t0).Seconds()
@@ -400,7 +399,8 @@ func proxyAccept(ctx context.Context, dbURL string, c proxyConfig, res *ProxyRes
 	if err != nil {
 		return err
 	}
-	res.Lost += max(verified+int(p.accepted.Load())-stored, 0)
+	// Each webhook's verifying post was stored too.
+	res.Lost += max(len(hooks)+int(p.accepted.Load())-stored, 0)
 	stop()
 	if res.BareBatchPerS, err = bareBatchInserts(ctx, dbURL, posterBody(0, 0), 1, c.acceptFor); err != nil {
 		return fmt.Errorf("bare River: %w", err)
@@ -409,9 +409,9 @@ func proxyAccept(ctx context.Context, dbURL string, c proxyConfig, res *ProxyRes
 	return nil
 }
 
-// verifyHooks posts to each hook until it is accepted once, so its token
-// is verified, and returns how many posts were accepted (one per hook).
-func verifyHooks(ctx context.Context, hooks []hook) (int, error) {
+// verifyHooks posts to each hook until it is accepted once (one stored
+// delivery each), so its token is verified.
+func verifyHooks(ctx context.Context, hooks []hook) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	errs := make([]error, len(hooks))
@@ -454,7 +454,7 @@ func verifyHooks(ctx context.Context, hooks []hook) (int, error) {
 		})
 	}
 	wg.Wait()
-	return len(hooks), errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 func proxyMemory(ctx context.Context, dbURL string, c proxyConfig, res *ProxyResult) error {

@@ -76,9 +76,6 @@ type deps struct {
 func build(k feature.Kit) error {
 	d := &deps{db: k.DB, discord: k.Discord, followups: k.Followups, roles: k.Roles, catalog: k.Catalog, log: k.Log, bulk: k.Bulk, clock: k.Config.Clock,
 		tokenLife: k.Config.TokenLife(), late: lateReplies(k.Metrics)}
-	if d.tokenLife <= 0 {
-		d.tokenLife = work.TokenLife
-	}
 	k.Bulk.Kind(bulk.Kind{Name: kindPublishAll, Lane: work.Sync, Permission: discordgo.PermissionManageRoles,
 		Plan: d.planPublishAll, Request: d.requestRepublish})
 	k.Routes.Route("/rolemenu", func(r *interaction.Mux) {
