@@ -14,7 +14,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
 )
 
@@ -53,37 +52,22 @@ func (d *deps) summary(loc *i18n.Localizer, t *ticket, tr *transcript) string {
 	return text
 }
 
-// transcriptHold is how long one history read of a transcript may wait
-// for the rate limit: the events lane's attempts run up to 5 minutes.
-const transcriptHold = 4 * time.Minute
-
 // buildTranscript reads every message of the ticket, oldest first, 100 a
-// request, and returns the write that stores the transcript. A channel
-// deleted by hand keeps the transcript stored before, or gets one saying
-// its messages could not be read.
+// request, page by page (readHistory), and returns the write that stores
+// the transcript. A channel deleted by hand keeps the transcript stored
+// before, or gets one saying its messages could not be read.
 func (d *deps) buildTranscript(ctx context.Context, t *ticket) (func(pgx.Tx) error, error) {
 	var msgs []*discordgo.Message
 	readable := t.ChannelID != nil
 	if readable {
-		// Past five pages the history bucket (5 per 5 s) makes a read wait
-		// longer than a job normally holds its worker; snoozing instead
-		// would start the read over from the first page and never finish
-		// a long ticket. The read waits, within the lane's timeout.
-		read := transport.WithMaxWait(ctx, transcriptHold)
-		for m, err := range d.discord.MessagesAfter(read, *t.ChannelID, "0") {
-			if gone(err) {
-				readable = false
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			msgs = append(msgs, m)
+		var err error
+		if msgs, readable, err = d.readHistory(ctx, t.ID, *t.ChannelID); err != nil {
+			return nil, err
 		}
 	}
 	if !readable {
 		if _, err := loadTranscript(ctx, d.db, t.ID); err == nil {
-			return nil, nil
+			return func(tx pgx.Tx) error { return dropHistory(ctx, tx, t.ID) }, nil
 		}
 	}
 	if !d.contentIntent {
@@ -95,6 +79,9 @@ func (d *deps) buildTranscript(ctx context.Context, t *ticket) (func(pgx.Tx) err
 		return nil, err
 	}
 	return func(tx pgx.Tx) error {
+		if err := dropHistory(ctx, tx, t.ID); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO ticket_transcripts (ticket_id, html, plain, messages) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (ticket_id) DO UPDATE SET html = EXCLUDED.html, plain = EXCLUDED.plain, messages = EXCLUDED.messages,
 			log_url = '', created_at = now()`, t.ID, tr.HTML, tr.Plain, tr.Messages)
