@@ -14,10 +14,10 @@ func ticketsSuite() suite {
 	return newSuite("tickets", "tickets opened by double clicks and closed by staff: API calls per ticket, click-to-thread latency and duplicates against the minimum the limits allow",
 		"Sets up tickets (thread mode, a log channel) through herald's commands on a simulator with Discord's default limits, time-scaled; members each click the panel's button twice at once, then staff close every ticket but one, which gets --transcript member messages before it is closed. Reports API calls per ticket opened and closed against the least a ticket needs, the long ticket's close-to-transcript-uploaded time against the least the history bucket (5 pages of 100 per 5 s) allows, open-click-to-thread-created latency against the least the panel channel's thread-create bucket (5 per 5 s) allows, and duplicates. Uses a database named after DATABASE_URL's with a _bench suffix.",
 		func(fs *flag.FlagSet) func(context.Context, env) (bench.TicketsResult, error) {
-			scale := fs.Float64("scale", 0.25, "time scale of the simulator's limits and deadlines (0.25: 5 s windows last 1.25 s, the 3 s answer deadline 750 ms)")
+			scale := fs.Float64("scale", 0.05, "time scale of the simulator's limits and deadlines (0.05: 5 s windows last 250 ms, the 3 s answer deadline 150 ms)")
 			members := fs.Int("members", 100, "members opening a ticket, each clicking twice")
 			rate := fs.Int("rate", 50, "members clicking per wall-clock second; staff close at the same pace")
-			transcript := fs.Int("transcript", 5000, "member messages in the one ticket closed last, whose transcript is timed")
+			transcript := fs.Int("transcript", 50_000, "member messages in the one ticket closed last, whose transcript is timed")
 			return func(ctx context.Context, e env) (bench.TicketsResult, error) {
 				err := cmp.Or(within("scale", *scale, 0.005, 1), within("members", *members, 1, 1000), within("rate", *rate, 1, 1000))
 				if err == nil && *members < 2 {
