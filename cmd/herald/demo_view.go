@@ -99,22 +99,28 @@ func printSummary(w io.Writer, s demo.Summary) {
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(w, "  %-28s %s\n", name, fmt.Sprintf(format, args...))
 	}
-	row("interactions", "%d (%d answered)", s.Interactions, s.Acked)
-	row("ack latency", "p50 %.1f ms · p95 %.1f ms · p99 %.1f ms", s.AckP50MS, s.AckP95MS, s.AckP99MS)
-	fmt.Fprintf(w, "\n  %-28s %8s %10s %10s\n", "API calls", "work", "herald", "naive bot")
+	row("interactions", "%d (%d answered, %d never answered)", s.Interactions, s.Acked, s.Interactions-s.Acked)
+	row("ack latency", "p50 %.1f ms · p95 %.1f ms · p99 %.1f ms of the answered; %d never answered", s.AckP50MS, s.AckP95MS, s.AckP99MS, s.Interactions-s.Acked)
+	if n := s.Naive; n != nil {
+		row("naive bot's ack latency", "p50 %.1f ms · p95 %.1f ms · p99 %.1f ms of the answered; %d of %d never answered", n.AckP50MS, n.AckP95MS, n.AckP99MS, n.Interactions-n.Acked, n.Interactions)
+	}
+	fmt.Fprintf(w, "\n  %-28s %8s %10s %10s %12s\n", "API calls (work done wrong)", "work", "herald", "naive bot", "herald ÷ naive")
+	wrong := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return fmt.Sprintf(" (%d)", n)
+	}
 	for _, c := range s.ByCategory {
-		fmt.Fprintf(w, "    %-26s %8d %10d %10d\n", c.Name, c.Work, c.Calls, c.Naive)
+		fmt.Fprintf(w, "    %-26s %8d %10s %10s %11.2f×\n", c.Name, c.Work, fmt.Sprint(c.Calls)+wrong(c.Wrong), fmt.Sprint(c.Naive)+wrong(c.NaiveWrong), ratio(c.Calls, c.Naive))
 	}
-	fmt.Fprintf(w, "    %-26s %8s %10d %10d\n\n", "total", "", s.APICalls, s.NaiveAPICalls)
-	scopes := make([]string, 0, len(s.RateLimitedByScope))
-	for scope, n := range s.RateLimitedByScope {
-		scopes = append(scopes, fmt.Sprintf("%s %d", scope, n))
+	fmt.Fprintf(w, "    %-26s %8s %10d %10d %11.2f×\n", "total", "", s.APICalls, s.NaiveAPICalls, ratio(s.APICalls, s.NaiveAPICalls))
+	fmt.Fprintln(w, "    (the naive bot: stock discordgo, each piece of work done as it comes, on its own simulator with the same faults)")
+	fmt.Fprintln(w)
+	row("429s by scope", "%s", byScope(s.RateLimitedByScope))
+	if n := s.Naive; n != nil {
+		row("naive bot", "429s %s; %d invalid requests; %d pieces of work lost, %d done twice", byScope(n.RateLimitedByScope), n.InvalidRequests, n.Lost, n.Duplicates)
 	}
-	slices.Sort(scopes)
-	if len(scopes) == 0 {
-		scopes = []string{"none"}
-	}
-	row("429s by scope", "%s", strings.Join(scopes, ", "))
 	row("invalid requests", "%d (Discord blocks past 10,000 in 10 min)", s.InvalidRequests)
 	row("5xx answers from Discord", "%d", s.ServerErrors)
 	row("coalesced", "%d (menu revisions and clicks merged before sending)", s.Coalesced)
@@ -131,4 +137,25 @@ func printSummary(w io.Writer, s demo.Summary) {
 	if !s.Drained {
 		fmt.Fprintln(w, "\n  herald had not finished its work when the demo stopped waiting.")
 	}
+}
+
+// ratio is a over b, 0 when b is.
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// byScope lists 429s by scope, "none" for none.
+func byScope(m map[string]int) string {
+	scopes := make([]string, 0, len(m))
+	for scope, n := range m {
+		scopes = append(scopes, fmt.Sprintf("%s %d", scope, n))
+	}
+	slices.Sort(scopes)
+	if len(scopes) == 0 {
+		return "none"
+	}
+	return strings.Join(scopes, ", ")
 }

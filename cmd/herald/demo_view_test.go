@@ -48,11 +48,14 @@ func TestPrintSummary(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
 	printSummary(&b, demo.Summary{Interactions: 549, Acked: 536, AckP50MS: 11.3, AckP95MS: 65.9, AckP99MS: 127.8,
-		APICalls: 8332, NaiveAPICalls: 9514, ByCategory: []demo.Category{{Name: "menu messages", Work: 20, Calls: 5, Naive: 20}},
+		APICalls: 8332, NaiveAPICalls: 9514, ByCategory: []demo.Category{{Name: "menu messages", Work: 20, Calls: 5, Naive: 20},
+			{Name: "tickets", Work: 130, Calls: 581, Naive: 586, NaiveWrong: 52}},
+		Naive: &demo.Summary{Interactions: 550, Acked: 536, AckP50MS: 2.1, AckP95MS: 4.4, AckP99MS: 7.5},
 		RateLimitedByScope: map[string]int{"global": 157, "shared": 112}, InvalidRequests: 159, Drained: true,
 		Lost: 1, Problems: []string{"notifications: monitor-01 alert #0001 was accepted but never delivered"}})
 	out := b.String()
-	for _, want := range []string{"549 (536 answered)", "p50 11.3 ms · p95 65.9 ms · p99 127.8 ms", "menu messages", "8332", "9514",
+	for _, want := range []string{"549 (536 answered, 13 never answered)", "p50 11.3 ms · p95 65.9 ms · p99 127.8 ms of the answered; 13 never answered",
+		"p99 7.5 ms of the answered; 14 of 550 never answered", "0.25×", "581   586 (52)", "0.88×", "menu messages", "8332", "9514",
 		"global 157, shared 112", "invalid requests             159", "lost                         1", "monitor-01 alert #0001"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)

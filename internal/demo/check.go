@@ -36,6 +36,9 @@ type checked struct {
 	deduplicated int
 	closed       int // closes with their thread archived and transcript kept
 	delivered    int // notifications in their channel
+	// repliesMissing counts interactions answered "thinking…" whose reply
+	// never came: the member was never told what became of their click.
+	repliesMissing int
 	// certainToggles counts the role changes acknowledged clicks asked
 	// for; roleChanges the ones Discord made.
 	certainToggles, roleChanges int
@@ -81,6 +84,13 @@ func (d *Demo) check(p *played) checked {
 	d.checkMenus(&c)
 	d.checkTickets(&c, p)
 	d.checkNotes(&c, p)
+	for _, list := range [][]sent{p.edits, p.clicks, p.opens, p.closes} {
+		for _, in := range list {
+			if st, _ := d.sim.Interaction(in.id); deferred(st) && st.Followups == 0 && (st.Original == nil || st.Original["content"] == "") {
+				c.repliesMissing++
+			}
+		}
+	}
 	return c
 }
 

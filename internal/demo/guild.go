@@ -141,6 +141,11 @@ func (d *Demo) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return d.createServices()
+}
+
+// createServices makes one webhook per monitoring service.
+func (d *Demo) createServices() error {
 	for i := range d.sc.Services {
 		s := service{name: fmt.Sprintf("monitor-%02d", i), channel: d.g.Channel(fmt.Sprintf("alerts-%02d", i))}
 		var h struct{ ID, Token string }

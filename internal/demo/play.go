@@ -58,12 +58,34 @@ func (p *played) add(list *[]sent, s sent) {
 	p.mu.Unlock()
 }
 
-// Play runs the scenario's lanes side by side — the admin's edits,
-// members' clicks, tickets opened and closed, the services'
-// notifications — with the faults on their timeline, waits for herald to
-// finish the work, and checks the simulator's final state against what
-// was asked.
+// Play runs the scenario on both sides at once — herald on its
+// simulator, the naive bot on its own, each through the same lanes and
+// the same faults on the same timeline — waits for each to finish its
+// work, and checks each simulator's final state against what was asked.
 func (d *Demo) Play(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	var naive *played
+	var naiveErr error
+	naiveDone := make(chan struct{})
+	go func() { defer close(naiveDone); naive, naiveErr = d.twin.play(ctx, start, nil) }()
+	p, err := d.play(ctx, start, d.report)
+	<-naiveDone
+	if err = errors.Join(err, naiveErr); err != nil {
+		return Summary{}, err
+	}
+	res := d.drain(ctx, p)
+	d.stopProgress()
+	sum := d.summarize(ctx, p, res)
+	sum.against(d.twin.summarize(ctx, naive, d.twin.drain(ctx, naive)))
+	return sum, ctx.Err()
+}
+
+// play runs the scenario's lanes side by side — the admin's edits,
+// members' clicks, tickets opened and closed, the services'
+// notifications — with the faults on their timeline, from start, and
+// returns what was sent once every lane is done. report, if set, starts
+// the live view; d.stopProgress ends it.
+func (d *Demo) play(ctx context.Context, start time.Time, report func(*played) func()) (*played, error) {
 	p := &played{notes: make([][]int, d.sc.Services), notesAt: make([][]time.Time, d.sc.Services)}
 	p.herald.Store("running")
 	p.faults.Store([]string(nil))
@@ -71,7 +93,7 @@ func (d *Demo) Play(ctx context.Context) (Summary, error) {
 		n := d.share(s)
 		p.notes[s], p.notesAt[s] = make([]int, n), make([]time.Time, n)
 	}
-	d.start = time.Now()
+	d.start = start
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -83,16 +105,17 @@ func (d *Demo) Play(ctx context.Context) (Summary, error) {
 	}
 	faultsDone := make(chan struct{})
 	go func() { defer close(faultsDone); d.faults(ctx, p) }()
-	stopProgress := d.report(p)
+	d.stopProgress = func() {}
+	if report != nil {
+		d.stopProgress = report(p)
+	}
 	wg.Wait()
 	<-faultsDone
 	if err := errors.Join(append(errs, p.restartErr)...); err != nil {
-		stopProgress()
-		return Summary{}, err
+		d.stopProgress()
+		return nil, err
 	}
-	res := d.drain(ctx, p)
-	stopProgress()
-	return d.summarize(ctx, p, res), ctx.Err()
+	return p, nil
 }
 
 // at sleeps until offset after the scenario's start.
@@ -291,6 +314,15 @@ func (d *Demo) share(s int) int {
 	return n
 }
 
+// webhookURL is where a service posts its notifications: herald's proxy,
+// or, beside the naive bot, Discord itself.
+func (d *Demo) webhookURL(svc service) string {
+	if d.naive != nil {
+		return d.SimURL + "/api/v10/webhooks/" + svc.hookID + "/" + svc.hookToken
+	}
+	return "http://" + d.ProxyAddr + "/api/webhooks/" + svc.hookID + "/" + svc.hookToken
+}
+
 // notify has every service post its notifications through herald's
 // proxy, evenly over the span. A request herald does not take (its
 // process down, a full queue) is sent again; one whose connection broke
@@ -304,7 +336,7 @@ func (d *Demo) notify(ctx context.Context, p *played) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			url := "http://" + d.ProxyAddr + "/api/webhooks/" + svc.hookID + "/" + svc.hookToken
+			url := d.webhookURL(svc)
 			n := len(p.notes[s])
 			for i := range n {
 				if !d.at(ctx, d.sc.Span*time.Duration(i)/time.Duration(n)+time.Duration(s)*time.Millisecond) {
@@ -349,6 +381,9 @@ func post(ctx context.Context, hc *http.Client, url, body string) (int, error) {
 		return unsent, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// Discord refuses a request without a DiscordBot User-Agent; beside
+	// the naive bot the services post to Discord itself.
+	req.Header.Set("User-Agent", "DiscordBot (https://example.com/monitor, 1.0)")
 	res, err := hc.Do(req)
 	switch {
 	case ctx.Err() != nil:
@@ -406,9 +441,14 @@ func (d *Demo) faults(ctx context.Context, p *played) {
 		{d.sc.KillAt, func() {
 			p.herald.Store("killed (kill -9)")
 			t0 := time.Now()
-			d.kill9()
-			p.herald.Store("restarting")
-			p.restartErr = d.startHerald(ctx)
+			if d.naive != nil {
+				d.naive.crash()
+				p.restartErr = d.naive.open()
+			} else {
+				d.kill9()
+				p.herald.Store("restarting")
+				p.restartErr = d.startHerald(ctx)
+			}
 			p.killedFor = time.Since(t0)
 			p.herald.Store("running")
 		}},

@@ -156,7 +156,9 @@ func (d *Demo) drain(ctx context.Context, p *played) drained {
 	deadline := t0.Add(d.sc.Drain)
 	for {
 		res.checked = d.check(p)
-		if res.total(res.lost) == 0 && d.idle(ctx) {
+		// The naive bot keeps no queue: once its handlers are done, what
+		// it lost stays lost.
+		if (res.total(res.lost) == 0 || d.naive != nil) && d.idle(ctx) {
 			// Anything late, a duplicate above all, has a moment to show.
 			time.Sleep(time.Second)
 			res.checked = d.check(p)
@@ -179,6 +181,9 @@ func (d *Demo) drain(ctx context.Context, p *played) drained {
 // no job to run soon, nothing in the fast path's outbox, no pending
 // webhook delivery.
 func (d *Demo) idle(ctx context.Context) bool {
+	if d.naive != nil {
+		return d.naive.idle()
+	}
 	var n int
 	err := d.db.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM river_job WHERE state IN ('available', 'running', 'retryable', 'pending')

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 )
@@ -23,11 +22,14 @@ type Summary struct {
 	AckP95MS     float64 `json:"ack_p95_ms"`
 	AckP99MS     float64 `json:"ack_p99_ms"`
 	// APICalls are the REST requests herald made to Discord during the
-	// scenario; NaiveAPICalls what a naive bot would have made for the
-	// same work (see naiveCalls). ByCategory splits both.
+	// scenario; NaiveAPICalls the naive bot's for the same scenario on
+	// its own simulator (naive.go), counted by that simulator. ByCategory
+	// splits both, with the work each did wrong.
 	APICalls      int        `json:"api_calls"`
 	NaiveAPICalls int        `json:"naive_api_calls"`
 	ByCategory    []Category `json:"by_category"`
+	// Naive is the naive bot's side in full, as herald's is here.
+	Naive *Summary `json:"naive,omitempty"`
 	// RateLimitedByScope counts Discord's 429s by X-RateLimit-Scope
 	// ("blocked" for Cloudflare's header-less ones).
 	RateLimitedByScope map[string]int `json:"rate_limited_by_scope"`
@@ -70,6 +72,12 @@ type Category struct {
 	Work  int    `json:"work"`
 	Calls int    `json:"api_calls"`
 	Naive int    `json:"naive_api_calls"`
+	// Wrong and NaiveWrong count work lost or done twice (tickets opened
+	// twice, role changes not made or undone, replies never sent).
+	Wrong      int `json:"work_wrong"`
+	NaiveWrong int `json:"naive_work_wrong"`
+	// Routes are herald's calls of the category by route.
+	Routes map[string]int `json:"routes"`
 }
 
 // RouteCount is the requests to one route.
@@ -87,25 +95,19 @@ const (
 	catNotes   = "webhook notifications"
 )
 
-// naiveCalls is what a naive bot — one that does each piece of work as it
-// comes, with no coalescing, deduplication or reconciliation — makes for
-// the same work, per category:
-//   - interaction answers: every interaction is answered and then gets one
-//     follow-up with its result (2);
-//   - member roles: every click changes its role at once (1), with no
-//     read of the member first;
-//   - menu messages: every saved edit edits the menu's message (1);
-//   - tickets: every panel click, double clicks included, creates a
-//     thread, adds the opener, posts the welcome and the staff notice (4);
-//     every close posts the closing message, reads one page of history,
-//     uploads the transcript, opens the DM channel, sends the DM and
-//     archives the thread (6);
-//   - webhook notifications: one execute each (1).
-//
-// Every call a naive bot would make while the 5xx window is open is
-// retried blindly until it succeeds: 1/(1-rate) attempts on average. Its
-// 429 retries are not counted, so the naive figure is a lower bound.
-var naivePer = map[string]int{catAnswers: 2, catRoles: 1, catMenus: 1, catTickets + " open": 4, catTickets + " close": 6, catNotes: 1}
+// kindCategory is the category of API calls each kind of work is done
+// with.
+var kindCategory = map[string]string{kindEdits: catMenus, kindClicks: catRoles, kindTickets: catTickets, kindCloses: catTickets, kindNotes: catNotes}
+
+// against adds the naive bot's side, measured in the same run.
+func (s *Summary) against(naive Summary) {
+	s.Naive = &naive
+	s.NaiveAPICalls = naive.APICalls
+	for i := range s.ByCategory {
+		s.ByCategory[i].Naive = naive.ByCategory[i].Calls
+		s.ByCategory[i].NaiveWrong = naive.ByCategory[i].Wrong
+	}
+}
 
 // category is the kind of work a request of herald's served.
 func (d *Demo) category(r sim.RequestRecord) string {
@@ -122,6 +124,11 @@ func (d *Demo) category(r sim.RequestRecord) string {
 	case strings.HasPrefix(r.Path, "/channels/"+d.g.roles+"/"):
 		return catMenus
 	}
+	for _, svc := range d.g.services {
+		if strings.HasPrefix(r.Path, "/channels/"+svc.channel+"/") || strings.HasPrefix(r.Path, "/webhooks/"+svc.hookID) {
+			return catNotes // reading a channel to learn a delivery's outcome, the webhook's check
+		}
+	}
 	return catTickets
 }
 
@@ -133,13 +140,19 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 	c := res.checked
 	calls := map[string]int{}
 	routes := map[string]int{}
+	byRoute := map[string]map[string]int{}
 	for _, r := range d.sim.Requests() {
 		if r.Time.Before(d.start) {
 			continue
 		}
 		s.APICalls++
-		calls[d.category(r)]++
+		cat := d.category(r)
+		calls[cat]++
 		routes[r.Method+" "+r.Route]++
+		if byRoute[cat] == nil {
+			byRoute[cat] = map[string]int{}
+		}
+		byRoute[cat][r.Method+" "+r.Route]++
 		switch {
 		case r.Status == http.StatusTooManyRequests:
 			s.RateLimitedByScope[r.Scope]++
@@ -174,58 +187,31 @@ func (d *Demo) summarize(ctx context.Context, p *played, res drained) Summary {
 	slices.Sort(lat)
 	s.AckP50MS, s.AckP95MS, s.AckP99MS = percentile(lat, 50), percentile(lat, 95), percentile(lat, 99)
 
-	// The naive bot's calls, each weighed by its blind retries if the 5xx
-	// window was open when it would have made them.
-	inWindow := func(at time.Time) bool {
-		t := at.Sub(d.start)
-		return t >= d.sc.FaultAt && t < d.sc.FaultAt+d.sc.FaultFor
-	}
-	retries := 1 / (1 - d.sc.FaultRate)
-	naive := map[string]float64{}
-	weigh := func(cat string, per int, at time.Time) {
-		n := float64(per)
-		if inWindow(at) && cat != catAnswers {
-			n *= retries
-		}
-		naive[cat] += n
-	}
-	notes := 0
-	for _, in := range all {
-		weigh(catAnswers, naivePer[catAnswers], in.at)
-	}
-	for _, in := range p.clicks {
-		weigh(catRoles, naivePer[catRoles], in.at)
-	}
-	for _, in := range p.edits {
-		weigh(catMenus, naivePer[catMenus], in.at)
-	}
-	for _, in := range p.opens {
-		weigh(catTickets, naivePer[catTickets+" open"], in.at)
-	}
-	closing := map[string]bool{} // a close tried again closes one ticket
-	for _, in := range p.closes {
-		if !closing[in.thread] {
-			closing[in.thread] = true
-			weigh(catTickets, naivePer[catTickets+" close"], in.at)
-		}
-	}
-	taken := 0 // answered 2xx by the proxy
-	for s, states := range p.notes {
-		for i, st := range states {
+	notes, taken := 0, 0 // sent; answered 2xx
+	for _, states := range p.notes {
+		for _, st := range states {
 			if st != unsent {
 				notes++
-				weigh(catNotes, naivePer[catNotes], p.notesAt[s][i])
 			}
 			if st == accepted {
 				taken++
 			}
 		}
 	}
+	closing := map[string]bool{} // a close tried again closes one ticket
+	for _, in := range p.closes {
+		closing[in.thread] = true
+	}
 	work := map[string]int{catAnswers: len(all), catRoles: len(p.clicks), catMenus: len(p.edits), catTickets: len(p.opens) + len(closing), catNotes: notes}
+	wrong := map[string]int{catAnswers: c.repliesMissing}
+	for kind, n := range c.lost {
+		wrong[kindCategory[kind]] += n
+	}
+	for kind, n := range c.duplicates {
+		wrong[kindCategory[kind]] += n
+	}
 	for _, cat := range []string{catAnswers, catRoles, catMenus, catTickets, catNotes} {
-		n := int(math.Round(naive[cat]))
-		s.NaiveAPICalls += n
-		s.ByCategory = append(s.ByCategory, Category{Name: cat, Work: work[cat], Calls: calls[cat], Naive: n})
+		s.ByCategory = append(s.ByCategory, Category{Name: cat, Work: work[cat], Calls: calls[cat], Wrong: wrong[cat], Routes: byRoute[cat]})
 	}
 
 	menuEdits := 0

@@ -71,6 +71,13 @@ type Demo struct {
 
 	g     guild
 	start time.Time // the scenario's first moment, after the setup
+	// stopProgress ends the live view play started.
+	stopProgress func()
+
+	// twin is the naive bot's side of the demo: its own simulator and
+	// guild, the same scenario. On the twin, naive is its bot.
+	twin  *Demo
+	naive *naiveBot
 }
 
 // Start starts the simulator with the demo guild, finds Postgres by
@@ -134,7 +141,31 @@ func Start(ctx context.Context, sc Scenario, opt Options) (d *Demo, err error) {
 	if err := d.setUp(ctx); err != nil {
 		return d, fmt.Errorf("demo setup: %w", err)
 	}
+	if d.twin, err = startNaive(sc, opt); err != nil {
+		return d, fmt.Errorf("demo setup, the naive bot: %w", err)
+	}
 	return d, nil
+}
+
+// startNaive starts the naive bot's side: a simulator with the same
+// guild, the bot's menus and panel posted, the services' webhooks made.
+func startNaive(sc Scenario, opt Options) (*Demo, error) {
+	opt.SimAddr = "127.0.0.1:0"
+	t := &Demo{sc: sc, opt: opt}
+	if err := t.startSim(); err != nil {
+		return t, err
+	}
+	if err := t.loadGuild(); err != nil {
+		return t, err
+	}
+	t.naive = newNaiveBot(t.SimURL, &t.g)
+	if err := t.naive.open(); err != nil {
+		return t, err
+	}
+	if err := t.naive.setUp(t); err != nil {
+		return t, err
+	}
+	return t, t.createServices()
 }
 
 func (d *Demo) startSim() error {
@@ -229,6 +260,12 @@ func (d *Demo) stopHerald() {
 // Close stops herald and the simulator and removes the demo's database
 // and, if one was started, the throwaway cluster.
 func (d *Demo) Close() error {
+	if d.twin != nil {
+		d.twin.Close()
+	}
+	if d.naive != nil {
+		d.naive.crash()
+	}
 	d.stopHerald()
 	if d.db != nil {
 		d.db.Close()
