@@ -68,6 +68,9 @@ type drainer struct {
 type pending struct {
 	id                                                               int64
 	webhookID, token, threadID, variant, event, contentType, service string
+	// channel is where the webhook posts, if herald heard of no change
+	// since it learned it ("" unknown).
+	channel string
 	body                                                             []byte
 	size                                                             int64
 	attempts                                                         int
@@ -171,13 +174,13 @@ func (w *drainer) head(ctx context.Context, target string, jobID int64) (pending
 	var attempted *time.Time
 	err := w.db.QueryRow(ctx, `SELECT d.id, d.webhook_id, d.token, d.thread_id, d.variant, d.event, d.content_type, d.service,
 			CASE WHEN octet_length(d.body) <= $3 THEN d.body END, octet_length(d.body),
-			d.attempts, d.unknown, h.dead_at IS NOT NULL, d.accepted_at, d.attempted_at
+			d.attempts, d.unknown, h.dead_at IS NOT NULL, d.accepted_at, d.attempted_at, CASE WHEN h.channel_current THEN h.channel_id ELSE '' END
 		FROM webhookproxy_targets t
 		JOIN LATERAL (SELECT * FROM webhookproxy_deliveries WHERE target = t.target AND state = 'pending' ORDER BY id LIMIT 1) d ON true
 		LEFT JOIN webhookproxy_webhooks h ON h.webhook_id = d.webhook_id
 		WHERE t.target = $1 AND t.job_id = $2`, target, jobID, bodyInline).
 		Scan(&d.id, &d.webhookID, &d.token, &d.threadID, &d.variant, &d.event, &d.contentType, &d.service, &d.body, &d.size,
-			&d.attempts, &d.unknown, &d.dead, &d.acceptedAt, &attempted)
+			&d.attempts, &d.unknown, &d.dead, &d.acceptedAt, &attempted, &d.channel)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, false, nil
 	}

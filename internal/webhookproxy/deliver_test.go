@@ -194,3 +194,54 @@ func grep(text, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Reconciling a lost answer reads the channel the webhook was last known
+// to post in, without asking Discord again; when the webhook moves,
+// WEBHOOKS_UPDATE makes herald forget that channel, and the next lost
+// answer is looked for where the webhook posts now.
+func TestReconcileFollowsAMovedWebhook(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	tokenReads := func() int {
+		n := 0
+		for _, r := range p.Sim.Server.Requests() {
+			if r.Method == http.MethodGet && r.Route == "/webhooks/{webhook_id}/{webhook_token}" {
+				n++
+			}
+		}
+		return n
+	}
+	delivered := 0
+	lose := func(content string) {
+		t.Helper()
+		p.Sim.SetFault(sim.Fault{Route: executeRoute, DropAfterApply: 1})
+		if a := p.execute(t, "?wait=true", map[string]any{"content": content}); a.status != http.StatusOK && a.status != http.StatusAccepted {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+		delivered++
+		p.Eventually(content+" recorded as delivered", func() bool {
+			return p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'delivered'`) == delivered
+		})
+	}
+	general, roles := p.Channel("general"), p.Channel("roles")
+	lose("before the move")
+	if n := tokenReads(); n != 1 {
+		t.Errorf("%d reads of the webhook, want 1 (its token's check): the reconciliation asked again", n)
+	}
+	if r := p.Sim.Do(http.MethodPatch, "/webhooks/"+p.hook, map[string]any{"channel_id": roles}); r.Status != http.StatusOK {
+		t.Fatalf("moving the webhook: %d %s", r.Status, r.Body)
+	}
+	p.Eventually("the old channel no longer trusted", func() bool {
+		return p.count(t, `SELECT count(*) FROM webhookproxy_webhooks WHERE NOT channel_current`) == 1
+	})
+	lose("after the move")
+	if n := tokenReads(); n != 2 {
+		t.Errorf("%d reads of the webhook, want 2: the moved one asked about once", n)
+	}
+	if a, b := len(p.byWebhook(general, p.hook)), len(p.byWebhook(roles, p.hook)); a != 1 || b != 1 {
+		t.Errorf("%d messages in the old channel and %d in the new, want 1 and 1 (nothing sent twice)", a, b)
+	}
+	if n := p.count(t, `SELECT count(*) FROM webhookproxy_webhooks WHERE channel_id = '`+roles+`' AND channel_current`); n != 1 {
+		t.Errorf("the webhook's new channel is not stored")
+	}
+}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/webhookproxy/execute"
 )
@@ -46,13 +49,9 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 		// A new forum post lands in a thread nobody knows yet.
 		return nil, false, errUnknowable
 	}
-	channel := d.threadID
-	if channel == "" {
-		hook, err := w.discord.WebhookWithToken(ctx, d.webhookID, d.token)
-		if err != nil {
-			return nil, false, err
-		}
-		channel = hook.ChannelID
+	channel, err := w.channel(ctx, d)
+	if err != nil {
+		return nil, false, err
 	}
 	after := snowflakeAt(d.attemptedAt.Add(-reconcileSlack))
 	n := 0
@@ -69,6 +68,44 @@ func (w *drainer) reconcile(ctx context.Context, d pending) (json.RawMessage, bo
 		}
 	}
 	return nil, false, nil
+}
+
+// channel is where d's attempt posted: its thread, or the webhook's
+// channel as stored — kept until WEBHOOKS_UPDATE says a webhook of that
+// channel changed (forgetChannel) — or else as Discord says now, stored
+// for the next time.
+func (w *drainer) channel(ctx context.Context, d pending) (string, error) {
+	switch {
+	case d.threadID != "":
+		return d.threadID, nil
+	case d.channel != "":
+		return d.channel, nil
+	}
+	hook, err := w.discord.WebhookWithToken(ctx, d.webhookID, d.token)
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.db.Exec(ctx, `UPDATE webhookproxy_webhooks SET guild_id = $2, channel_id = $3, channel_current = true WHERE webhook_id = $1`,
+		d.webhookID, hook.GuildID, hook.ChannelID); err != nil {
+		return "", fmt.Errorf("webhookproxy: record webhook: %w", err)
+	}
+	return hook.ChannelID, nil
+}
+
+// forgetChannel marks the stored channel of the webhooks in a channel
+// whose webhooks changed (created, moved, renamed or deleted: Discord's
+// WEBHOOKS_UPDATE names the channel, not the webhook), so reconciling
+// asks Discord where they post now.
+func forgetChannel(db *pgxpool.Pool, log *slog.Logger) func(*discordgo.Session, *discordgo.WebhooksUpdate) {
+	return func(_ *discordgo.Session, e *discordgo.WebhooksUpdate) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := db.Exec(ctx, `UPDATE webhookproxy_webhooks SET channel_current = false WHERE guild_id = $1 AND channel_id = $2`,
+			e.GuildID, e.ChannelID); err != nil {
+			log.Warn("webhookproxy: forgetting where a changed channel's webhooks post failed; a moved webhook may be reconciled in its old channel",
+				"channel_id", e.ChannelID, "err", err)
+		}
+	}
 }
 
 func matches(m *discordgo.Message, webhookID, content string, embeds, files int) bool {

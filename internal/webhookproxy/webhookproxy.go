@@ -54,6 +54,7 @@ func build(k feature.Kit) error {
 	followup.RegisterView[reportView](k.Jobs, k.Followups, k.Catalog, report{db: k.DB, on: set.addr != ""}.text)
 	work.Register(k.Jobs, &drainer{db: k.DB, discord: k.Discord, tokens: tokens, bodies: newBytePool(set.memory, set.memory/2), metrics: m, waiters: w, log: k.Log,
 		readBack: intents.MessageContent.EnabledBy(k.Application.Flags)})
+	k.Events.On(forgetChannel(k.DB, k.Log))
 	work.Register(k.Jobs, &pruneWorker{db: k.DB, retention: set.retention, deadRetention: set.deadRetention})
 	k.Jobs.Periodic(pruneJob())
 	k.Reports.Add("webhookproxy", guildReport(k.DB))

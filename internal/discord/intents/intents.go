@@ -35,9 +35,10 @@ var All = []Privileged{ServerMembers, MessageContent}
 func (p Privileged) EnabledBy(flags int64) bool { return flags&p.flags != 0 }
 
 // base are the intents herald identifies with on any application: guilds
-// (roles, channels, threads) and guild messages (deletions of menus and
-// panels, activity in tickets). Interactions need no intent.
-const base = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages
+// (roles, channels, threads), guild messages (deletions of menus and
+// panels, activity in tickets) and guild webhooks (a webhook the proxy
+// delivers to moved or deleted). Interactions need no intent.
+const base = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildWebhooks
 
 // For returns the intents herald identifies with on an application with
 // flags: the unprivileged ones it needs, and Server Members when the

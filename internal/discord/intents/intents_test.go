@@ -20,10 +20,10 @@ func TestFor(t *testing.T) {
 		flags int64
 		want  discordgo.Intent
 	}{
-		{"a new application", 0, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages},
-		{"presence only", presence, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages},
-		{"members, limited", membersLimited, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildMembers},
-		{"members, verified", members | contentLimited, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildMembers},
+		{"a new application", 0, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildWebhooks},
+		{"presence only", presence, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildWebhooks},
+		{"members, limited", membersLimited, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildWebhooks | discordgo.IntentsGuildMembers},
+		{"members, verified", members | contentLimited, discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsGuildWebhooks | discordgo.IntentsGuildMembers},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := intents.For(tc.flags); got != tc.want {

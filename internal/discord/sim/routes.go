@@ -99,6 +99,7 @@ func routeTable() []*route {
 		{method: "POST", template: "/channels/{channel_id}/webhooks", group: "webhook-create", major: majorChannel, limit: per(5, 5*sec), handle: createWebhook},
 
 		{method: "GET", template: "/webhooks/{webhook_id}", group: "webhook-get", major: majorWebhook, limit: per(5, 5*sec), handle: getWebhook},
+		{method: "PATCH", template: "/webhooks/{webhook_id}", group: "webhook-modify", major: majorWebhook, limit: per(5, 5*sec), handle: modifyWebhook},
 		{method: "DELETE", template: "/webhooks/{webhook_id}", group: "webhook-delete", major: majorWebhook, limit: per(5, 5*sec), handle: deleteWebhook},
 		{method: "GET", template: "/webhooks/{webhook_id}/{webhook_token}", group: "webhook-get-token", major: majorWebhook, limit: per(5, 5*sec), noAuth: true, handle: getWebhookWithToken},
 		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: executeWebhook,

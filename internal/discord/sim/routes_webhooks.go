@@ -13,6 +13,8 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
+// createWebhook is POST /channels/{channel_id}/webhooks: the webhook
+// with its token, and WEBHOOKS_UPDATE for the channel.
 func createWebhook(s *Server, rq *request) (any, *apiError) {
 	c, err := s.st.channel(rq.params["channel_id"])
 	if err != nil {
@@ -46,6 +48,7 @@ func createWebhook(s *Server, rq *request) (any, *apiError) {
 	}
 	w := &webhook{id: s.st.ids.next(rq.now), token: newToken(), name: *body.Name, channelID: c.id, guildID: c.guildID, creatorID: s.st.botID}
 	s.st.webhooks[w.id] = w
+	rq.emit(c.guildID, "WEBHOOKS_UPDATE", map[string]any{"guild_id": c.guildID, "channel_id": c.id})
 	return s.st.renderWebhook(w, true), nil
 }
 
@@ -146,6 +149,62 @@ func deleteWebhook(s *Server, rq *request) (any, *apiError) {
 	delete(s.st.webhooks, w.id)
 	rq.emit(c.guildID, "WEBHOOKS_UPDATE", map[string]any{"guild_id": c.guildID, "channel_id": c.id})
 	return nil, nil
+}
+
+// modifyWebhook is PATCH /webhooks/{webhook_id} (Modify Webhook): a new
+// name, or a move to another channel of the guild (channel_id), for a bot
+// with Manage Webhooks in the webhook's channel and in the new one.
+// WEBHOOKS_UPDATE goes out for each channel concerned.
+func modifyWebhook(s *Server, rq *request) (any, *apiError) {
+	w, ok := s.st.webhooks[rq.params["webhook_id"]]
+	if !ok {
+		return nil, errUnknown(codeUnknownWebhook)
+	}
+	var body struct {
+		Name      *string `json:"name"`
+		ChannelID *string `json:"channel_id"`
+	}
+	if err := rq.decode(&body); err != nil {
+		return nil, err
+	}
+	var f formErrors
+	if body.Name != nil {
+		f.between("name", len([]rune(*body.Name)), 1, 80)
+		webhookName(&f, "name", *body.Name)
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	from := s.st.channels[w.channelID]
+	if err := s.st.requireChannel(from, permManageWebhooks); err != nil {
+		return nil, err
+	}
+	to := from
+	if body.ChannelID != nil {
+		c, err := s.st.channel(*body.ChannelID)
+		if err != nil {
+			return nil, err
+		}
+		if c.guildID != w.guildID {
+			f.add("channel_id", "BASE_TYPE_CHOICES", "Value is not a channel of this guild.")
+			return nil, f.err()
+		}
+		if err := s.st.requireChannel(c, permManageWebhooks); err != nil {
+			return nil, err
+		}
+		to = c
+	}
+	if body.Name != nil {
+		w.name = *body.Name
+	}
+	w.channelID = to.id
+	for _, c := range []*channel{from, to} {
+		rq.emit(c.guildID, "WEBHOOKS_UPDATE", map[string]any{"guild_id": c.guildID, "channel_id": c.id})
+		if to == from {
+			break
+		}
+	}
+	return s.st.renderWebhook(w, true), nil
 }
 
 // getWebhookWithToken is GET /webhooks/{webhook_id}/{webhook_token}: no

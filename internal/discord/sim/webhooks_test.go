@@ -224,3 +224,23 @@ func TestWebhookNamesWithoutClydeOrDiscord(t *testing.T) {
 	}
 	wantStatus(t, w.DoAs("POST", "/webhooks/"+id+"/"+token, "", map[string]any{"content": "x", "username": "Grafana"}), 204)
 }
+
+// Modify Webhook renames a webhook or moves it to another channel of the
+// guild, for a bot with Manage Webhooks in both; its token then posts in
+// the new channel.
+func TestWebhookModify(t *testing.T) {
+	w := newWorld(t)
+	general, roles := w.g.Channel("general"), w.g.Channel("roles")
+	id, token := w.webhook(t, general)
+	got := jsonMap(t, w.Do("PATCH", "/webhooks/"+id, map[string]any{"name": "deploys", "channel_id": roles}))
+	if got["name"] != "deploys" || got["channel_id"] != roles {
+		t.Fatalf("PATCH /webhooks/{id}: %v", got)
+	}
+	m := jsonMap(t, w.DoAs("POST", "/webhooks/"+id+"/"+token+"?wait=true", "", map[string]any{"content": "moved"}))
+	if m["channel_id"] != roles {
+		t.Errorf("the moved webhook posted in %v, want %s", m["channel_id"], roles)
+	}
+	wantError(t, w.Do("PATCH", "/webhooks/"+id, map[string]any{"channel_id": "1100000000000000009"}), 404, 10003)
+	wantError(t, w.DoInvalid("PATCH", "/webhooks/"+id, map[string]any{"name": "my discord hook"}), 400, 50035)
+	wantError(t, w.Do("PATCH", "/webhooks/1", map[string]any{"name": "x"}), 404, 10015)
+}
