@@ -62,8 +62,9 @@ func Features() []feature.Feature {
 }
 
 // rolesWindow is how long one read of a guild's roles serves every
-// feature: a burst of clicks reads once, and a role check is never more
-// than this out of date.
+// feature while herald cannot hear of changes from other processes (see
+// guildroles): a burst of clicks reads once, and a role check is never
+// more than this out of date.
 const rolesWindow = 2 * time.Second
 
 // LoadConfig reads the configuration for `herald run`: herald's settings
@@ -136,9 +137,10 @@ type App struct {
 	buckets  atomic.Pointer[cluster.Buckets]
 	// processID names this process in the cluster and in River.
 	processID string
-	sessions  sessions          // the gateway sessions of the shards this process holds
-	events    *gateway.Events   // the features' event handlers
-	services  *feature.Services // the features' servers and loops
+	sessions  sessions           // the gateway sessions of the shards this process holds
+	events    *gateway.Events    // the features' event handlers
+	roles     *guildroles.Reader // guild snapshots for role checks, kept fresh by events
+	services  *feature.Services  // the features' servers and loops
 	admin     *http.Server
 	riverUI   *riverui.Handler // nil when the operator tools are off
 	adminLn   net.Listener
@@ -200,9 +202,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	mux := interaction.NewMux()
 	inserter := &work.Inserter{}
 	a.events = &gateway.Events{}
+	a.roles = guildroles.New(a.discord, a.pool, a.application.BotUserID, rolesWindow)
+	for _, h := range a.roles.Handlers() {
+		a.events.On(h)
+	}
 	kit := feature.Kit{Config: cfg, Application: a.application, Missing: a.missing, DB: a.pool, Discord: a.discord, Followups: followups, Catalog: a.catalog,
 		Log: log, Metrics: reg, Routes: mux, Jobs: a.registry, Insert: inserter, Events: a.events, Services: a.services, Reports: &feature.Reports{}, Health: a.engine.Health,
-		Roles: guildroles.New(a.discord, a.application.BotUserID, rolesWindow),
+		Roles: a.roles,
 		Bulk:  bulk.New(bulk.Deps{DB: a.pool, Discord: a.discord, Catalog: a.catalog, Routes: mux, Jobs: a.registry.Section("bulk")})}
 	if err := feature.Build(kit, all...); err != nil {
 		return nil, err
@@ -309,6 +315,10 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { buckets.Run(bctx); close(bucketsDone) }()
 	// Last of all, once no call is left to send: the leases go back.
 	defer func() { stopBuckets(); <-bucketsDone }()
+	lctx, stopListening := context.WithCancel(ctx)
+	listened := make(chan struct{})
+	go func() { a.roles.Listen(lctx, a.log); close(listened) }()
+	defer func() { stopListening(); <-listened }()
 	kinds := a.registry.Kinds()
 	if len(kinds) > 0 {
 		if err := a.river.Start(ctx); err != nil {

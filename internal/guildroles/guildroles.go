@@ -1,19 +1,24 @@
 // Package guildroles reads a guild's roles, its owner and the bot's own
 // roles for every feature that checks a role before changing it. Reads of
-// one guild within a short window share one fetch — one pair of requests
-// however many clicks ask — so a burst of role changes does not spend
-// Discord's budget on reading; a window of a few seconds is as fresh as
-// a role check needs, and Forget drops a guild's snapshot when herald
-// learns it changed. A member whose rank a check needs is read the same
-// way. check.go holds which permissions make a role dangerous.
+// one guild share one fetch — one pair of requests however many clicks
+// ask — so a burst of role changes does not spend Discord's budget on
+// reading. A snapshot is Discord's answer at Snapshot.Read; it serves
+// until the gateway says the guild's roles, its owner or the bot's roles
+// changed (Handlers), heard by every herald process through Postgres
+// (Listen), and at most a minute; while that news cannot be heard it
+// serves for the short window only. A member whose rank a check needs is
+// read the same way, for the short window. check.go holds which
+// permissions make a role dangerous.
 package guildroles
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 )
@@ -50,6 +55,10 @@ type Reader struct {
 	botID   string
 	window  time.Duration
 	now     func() time.Time
+	// db carries news of changes between processes once Listen runs;
+	// hearing is set while its connection listens.
+	db      *pgxpool.Pool
+	hearing atomic.Bool
 
 	mu    sync.Mutex
 	reads map[key]*entry
@@ -65,9 +74,10 @@ type entry struct {
 	err  error
 }
 
-// New returns a reader whose snapshots serve for window.
-func New(discord *rest.Client, botID string, window time.Duration) *Reader {
-	return &Reader{discord: discord, botID: botID, window: window, now: time.Now, reads: map[key]*entry{}}
+// New returns a reader whose snapshots serve for window until Listen
+// hears of changes through db (nil: this process alone, never hearing).
+func New(discord *rest.Client, db *pgxpool.Pool, botID string, window time.Duration) *Reader {
+	return &Reader{discord: discord, db: db, botID: botID, window: window, now: time.Now, reads: map[key]*entry{}}
 }
 
 // BotID is the user id whose roles the snapshots read as the bot's.
@@ -104,7 +114,7 @@ func (r *Reader) shared(ctx context.Context, k key, read func(context.Context) (
 	if e != nil {
 		select {
 		case <-e.done:
-			if e.err != nil || r.now().Sub(e.at) >= r.window {
+			if e.err != nil || r.now().Sub(e.at) >= r.serves(k) {
 				e = nil
 			}
 		default: // a read is in flight: share it
@@ -145,6 +155,19 @@ func (r *Reader) readGuild(ctx context.Context, guildID string) (*Snapshot, erro
 		s.Roles[role.ID] = role
 	}
 	return s, nil
+}
+
+// Heard is how long a guild's snapshot serves while the reader hears of
+// its changes: a change whose news was lost (a process that died between
+// the event and its notification) is out of date no longer than this.
+const Heard = time.Minute
+
+// serves is how long the read of k is good for.
+func (r *Reader) serves(k key) time.Duration {
+	if k.userID == "" && r.hearing.Load() {
+		return Heard
+	}
+	return r.window
 }
 
 // Forget drops guildID's snapshot and member reads: the next Get or

@@ -20,7 +20,7 @@ func reader(t *testing.T, window time.Duration) (*simtest.Sim, sim.FixtureResult
 	s := simtest.New(t)
 	g := s.CreateGuild(sim.DefaultFixture())
 	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), Base: http.DefaultTransport})
-	return s, g, guildroles.New(rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID()), s.BotUserID(), window)
+	return s, g, guildroles.New(rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID()), nil, s.BotUserID(), window)
 }
 
 func reads(s *simtest.Sim) int {

@@ -32,19 +32,3 @@ func (d *deps) markGone(where, id, detail string) {
 		d.log.Warn("recording a deleted menu message failed; the next publish finds it", "err", err)
 	}
 }
-
-// onRoleDelete, onRoleUpdate and onMemberUpdate make the next role check
-// read the guild again instead of trusting a snapshot from before the
-// change. Of member updates only the bot's own matter: its highest role
-// decides which roles herald may hand out.
-func (d *deps) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
-	d.roles.Forget(e.GuildID)
-}
-func (d *deps) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
-	d.roles.Forget(e.GuildID)
-}
-func (d *deps) onMemberUpdate(_ *discordgo.Session, e *discordgo.GuildMemberUpdate) {
-	if e.Member != nil && e.User != nil && e.User.ID == d.roles.BotID() {
-		d.roles.Forget(e.GuildID)
-	}
-}

@@ -27,7 +27,7 @@ func TestExpireWorker(t *testing.T) {
 	g := s.CreateGuild(sim.DefaultFixture())
 	discord := rest.New(transport.New(transport.Config{ApplicationID: s.ApplicationID()}), s.URL+"/api/v10", simtest.Token, s.ApplicationID())
 	pool := storetest.Pool(t)
-	w := &expireWorker{deps: &deps{db: pool, discord: discord, roles: guildroles.New(discord, g.BotUserID, 0),
+	w := &expireWorker{deps: &deps{db: pool, discord: discord, roles: guildroles.New(discord, nil, g.BotUserID, 0),
 		log: slog.New(slog.DiscardHandler), clock: &clock.Clock{}}}
 	removals := func() int {
 		n := 0

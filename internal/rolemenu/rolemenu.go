@@ -123,8 +123,5 @@ func build(k feature.Kit) error {
 	k.Reports.Add("rolemenu", d.report)
 	k.Events.On(d.onMessageDelete)
 	k.Events.On(d.onChannelDelete)
-	k.Events.On(d.onRoleDelete)
-	k.Events.On(d.onRoleUpdate)
-	k.Events.On(d.onMemberUpdate)
 	return nil
 }
