@@ -50,7 +50,7 @@ func TestPrintSummary(t *testing.T) {
 	printSummary(&b, demo.Summary{Interactions: 549, Acked: 536, AckP50MS: 11.3, AckP95MS: 65.9, AckP99MS: 127.8,
 		APICalls: 8332, NaiveAPICalls: 9514, ByCategory: []demo.Category{{Name: "menu messages", Work: 20, Calls: 5, Naive: 20},
 			{Name: "tickets", Work: 130, Calls: 581, Naive: 586, NaiveWrong: 52}},
-		Naive: &demo.Summary{Interactions: 550, Acked: 536, AckP50MS: 2.1, AckP95MS: 4.4, AckP99MS: 7.5},
+		Naive:              &demo.Summary{Interactions: 550, Acked: 536, AckP50MS: 2.1, AckP95MS: 4.4, AckP99MS: 7.5},
 		RateLimitedByScope: map[string]int{"global": 157, "shared": 112}, InvalidRequests: 159, Drained: true,
 		Lost: 1, Problems: []string{"notifications: monitor-01 alert #0001 was accepted but never delivered"}})
 	out := b.String()

@@ -70,12 +70,12 @@ type pending struct {
 	webhookID, token, threadID, variant, event, contentType, service string
 	// channel is where the webhook posts, if herald heard of no change
 	// since it learned it ("" unknown).
-	channel string
-	body                                                             []byte
-	size                                                             int64
-	attempts                                                         int
-	unknown, dead                                                    bool
-	acceptedAt, attemptedAt                                          time.Time
+	channel                 string
+	body                    []byte
+	size                    int64
+	attempts                int
+	unknown, dead           bool
+	acceptedAt, attemptedAt time.Time
 }
 
 // Work delivers the target's deliveries one after another, oldest first.
