@@ -157,32 +157,16 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 	if t.Status == StatusOpen {
 		return nil
 	}
-	if t.Mode == ModeThread {
-		// A retry may come after Discord archived the new thread.
-		if err := w.onThread(ctx, t, fmt.Sprintf("ticket #%d", t.Number), func() error {
-			return w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID)
-		}); err != nil {
-			return classify(err, "needs_thread_members")
-		}
-	}
-	if err := w.welcome(ctx, s, t); err != nil {
-		return classify(err, "needs_send")
-	}
-	var noticeChannel, noticeMessage string
-	if t.Mode == ModeThread {
-		var err error
-		if noticeChannel, noticeMessage, err = w.postNotice(ctx, s, t); err != nil {
-			return err
-		}
+	if err := w.openSteps(ctx, s, t); err != nil {
+		return err
 	}
 	tx, err := w.db.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', last_activity_at = now(),
-		notice_channel_id = NULLIF($2, ''), notice_message_id = NULLIF($3, '') WHERE id = $1 AND status = 'opening'`,
-		t.ID, noticeChannel, noticeMessage); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', last_activity_at = now() WHERE id = $1 AND status = 'opening'`,
+		t.ID); err != nil {
 		return err
 	}
 	if s.InactivitySecs > 0 {
@@ -192,6 +176,63 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		}
 	}
 	return tx.Commit(ctx)
+}
+
+// openStep is how far opening got after the ticket's thread or channel
+// was made.
+type openStep int16
+
+const (
+	stepMemberAdded openStep = iota + 1
+	stepWelcomed
+	stepNoticed
+)
+
+// openSteps adds the opener to the thread, posts the welcome and the
+// staff notification, recording each as done, so an attempt after a
+// failure, a timeout or a crash makes none of the calls that went through
+// again (in a Discord outage each of them may have taken several tries).
+func (w *openWorker) openSteps(ctx context.Context, s *settings, t *ticket) error {
+	steps := []struct {
+		step openStep
+		do   func() error
+	}{
+		{stepMemberAdded, func() error {
+			if t.Mode != ModeThread {
+				return nil
+			}
+			// A retry may come after Discord archived the new thread.
+			return classify(w.onThread(ctx, t, fmt.Sprintf("ticket #%d", t.Number), func() error {
+				return w.discord.AddThreadMember(ctx, *t.ChannelID, t.OpenerID)
+			}), "needs_thread_members")
+		}},
+		{stepWelcomed, func() error { return classify(w.welcome(ctx, s, t), "needs_send") }},
+		{stepNoticed, func() error {
+			if t.Mode != ModeThread {
+				return nil
+			}
+			channel, message, err := w.postNotice(ctx, s, t)
+			if err != nil {
+				return err
+			}
+			_, err = w.db.Exec(ctx, `UPDATE tickets SET notice_channel_id = NULLIF($2, ''), notice_message_id = NULLIF($3, '') WHERE id = $1`,
+				t.ID, channel, message)
+			return err
+		}},
+	}
+	for _, st := range steps {
+		if t.OpenStep >= st.step {
+			continue
+		}
+		if err := st.do(); err != nil {
+			return err
+		}
+		if _, err := w.db.Exec(ctx, `UPDATE tickets SET open_step = $2 WHERE id = $1`, t.ID, st.step); err != nil {
+			return err
+		}
+		t.OpenStep = st.step
+	}
+	return nil
 }
 
 // classify turns what Discord refuses for good into a failure the member

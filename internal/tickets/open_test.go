@@ -186,3 +186,35 @@ func TestChannelModeOverflowAndCap(t *testing.T) {
 		t.Errorf("%d channels, want 500", n)
 	}
 }
+
+// Opening records each step as done: an attempt cut off by its timeout
+// while posting the welcome (Discord slow to answer) is followed by one
+// that posts it without adding the opener to the thread again.
+func TestOpenGoesOnAtItsStep(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()),
+		heraldtest.WithEnv(map[string]string{"HERALD_JOB_TIMEOUT": "interactive=1m,events=2s,sync=2m,background=2m"}))
+	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
+	const route = "POST /channels/{channel_id}/messages"
+	h.Sim.SetFault(sim.Fault{Route: route, LatencyMS: 3000})
+	h.As("bob").Click(panel, heraldtest.Button(t, panel, "Open ticket"))
+	h.Eventually("an attempt cut off", func() bool {
+		n := 0
+		h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'tickets_open' AND errors IS NOT NULL`).Scan(&n)
+		return n > 0
+	})
+	h.Sim.SetFault(sim.Fault{Route: route, Clear: true})
+	h.Eventually("the ticket open", func() bool {
+		var status string
+		h.DB.QueryRow(t.Context(), `SELECT status FROM tickets`).Scan(&status)
+		return status == "open"
+	})
+	if n := h.Succeeded(http.MethodPut, "/channels/{channel_id}/thread-members/{user_id}"); n != 1 {
+		t.Errorf("the opener was added %d times, want once", n)
+	}
+	var step int
+	h.DB.QueryRow(t.Context(), `SELECT open_step FROM tickets`).Scan(&step)
+	if step != 3 {
+		t.Errorf("open_step %d, want 3 (member, welcome, notice)", step)
+	}
+}
