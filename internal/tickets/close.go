@@ -39,11 +39,20 @@ func (d *deps) confirmClose(ctx context.Context, in *interaction.Interaction) (*
 }
 
 // closeFn lets the opener or staff close an open ticket: the ticket is
-// closing from this transaction on, and its close job does the rest.
+// closing from this transaction on, and its close job does the rest. A
+// ticket still being opened is closed by its open job when that is done.
 func (d *deps) closeFn(ctx context.Context, in *interaction.Interaction, reason string) ticketAction {
 	return func(tx pgx.Tx, t *ticket, s *settings) (*discordgo.InteractionResponse, []river.InsertManyParams, error) {
 		if t.OpenerID != in.UserID() && !isStaff(in, s) {
 			return say(in, "close_not_allowed", nil), nil, nil
+		}
+		if t.Status == StatusOpening {
+			// Its open job closes it once done (create.go).
+			if _, err := tx.Exec(ctx, `UPDATE tickets SET close_when_open = true, closed_by = NULLIF($2, ''), close_reason = $3 WHERE id = $1`,
+				t.ID, in.UserID(), reason); err != nil {
+				return nil, nil, err
+			}
+			return say(in, "closing_when_open", map[string]any{"Number": t.Number}), nil, nil
 		}
 		if t.Status != StatusOpen {
 			return notOpen(in, t), nil, nil

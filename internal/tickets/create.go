@@ -165,9 +165,19 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, `UPDATE tickets SET status = 'open', last_activity_at = now() WHERE id = $1 AND status = 'opening'`,
-		t.ID); err != nil {
+	var closeNow bool
+	err = tx.QueryRow(ctx, `UPDATE tickets SET status = CASE WHEN close_when_open THEN 'closing' ELSE 'open' END, last_activity_at = now()
+		WHERE id = $1 AND status = 'opening' RETURNING close_when_open`, t.ID).Scan(&closeNow)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // an earlier attempt opened it
+		return nil
+	case err != nil:
 		return err
+	case closeNow: // closed while it was being opened
+		if err := insertTx(ctx, tx, t.GuildID, closeJob(t.ID, ruleManual)); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
 	}
 	if s.InactivitySecs > 0 {
 		at := time.Now().Add(time.Duration(s.InactivitySecs) * time.Second)

@@ -218,3 +218,40 @@ func TestOpenGoesOnAtItsStep(t *testing.T) {
 		t.Errorf("open_step %d, want 3 (member, welcome, notice)", step)
 	}
 }
+
+// A close asked for while the ticket is still being opened (Discord slow
+// to take its welcome) is taken, not refused: the ticket closes, with
+// its transcript, once the open job is done.
+func TestCloseWhileOpening(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
+	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
+	const route = "POST /channels/{channel_id}/messages"
+	h.Sim.SetFault(sim.Fault{Route: route, LatencyMS: 1500})
+	h.As("bob").Click(panel, heraldtest.Button(t, panel, "Open ticket"))
+	var th string
+	h.Eventually("the ticket's thread", func() bool {
+		for _, x := range h.Sim.Guild(h.Guild.ID).Threads {
+			th = x.ID
+		}
+		return th != ""
+	})
+	if r := command(h, "sam", th, "close", map[string]any{"reason": "sorted already"}).text(t); !strings.Contains(r, "once it is open") {
+		t.Fatalf("close while opening: %q", r)
+	}
+	h.Sim.SetFault(sim.Fault{Route: route, Clear: true})
+	h.Eventually("the ticket closed", func() bool {
+		var status string
+		h.DB.QueryRow(t.Context(), `SELECT status FROM tickets`).Scan(&status)
+		return status == "closed"
+	})
+	if n := count(h, th, "opened ticket #1"); n != 1 {
+		t.Errorf("%d welcomes, want 1", n)
+	}
+	if n := count(h, h.Channel("ticket-log"), "Transcript of ticket #1"); n != 1 {
+		t.Errorf("%d transcripts, want 1", n)
+	}
+	if !thread(h, th).Archived {
+		t.Error("the thread is not archived")
+	}
+}
