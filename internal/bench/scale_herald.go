@@ -52,6 +52,11 @@ type ScaleInteractions struct {
 // ScaleClicks is one burst of clicks and what became of them.
 type ScaleClicks struct {
 	Rate int `json:"rate"`
+	// AnsweredRPS is, over HTTP, the rate the answers came back at: the
+	// clicks over the time from the first sent to the last answered (the
+	// simulator posts each and waits for its answer). Latency.SentRPS is
+	// the rate they were sent at.
+	AnsweredRPS float64 `json:"answered_rps,omitempty"`
 	// Ack latency as the simulator measured it; an interaction never
 	// answered within Discord's 3 s counts as a miss and as 3,000 ms in
 	// the percentiles, never left out. Busy answers did no work.
@@ -65,6 +70,9 @@ type ScaleClicks struct {
 
 	ids     []string
 	clicked map[string]string // interaction id → guild/member/role
+	// returned is when the last click's Interact returned, from the first
+	// sent: over HTTP, its answer.
+	returned time.Duration
 	roles   map[string]bool   // the role ids of the burst's button
 }
 
@@ -190,6 +198,7 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	if err != nil {
 		return res, err
 	}
+	res.HTTP.AnsweredRPS = float64(res.HTTP.Interactions) / res.HTTP.returned.Seconds()
 	for _, n := range answered {
 		res.AnsweredByProcess = append(res.AnsweredByProcess, int(n.Load()))
 	}
@@ -328,11 +337,12 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 			mu.Unlock()
 		})
 	}
+	sent := float64(n) / time.Since(start).Seconds()
 	wg.Wait()
 	if f := failed.Load(); f > 0 {
 		return res, fmt.Errorf("the simulator refused %d of %d clicks", f, n)
 	}
-	sent := float64(n) / time.Since(start).Seconds()
+	res.returned = time.Since(start)
 	// Until every click is answered or has had its 3 seconds.
 	until(3500*time.Millisecond, "every click answered", func() bool {
 		for _, id := range res.ids {

@@ -91,6 +91,9 @@ func TestScaleInteractionsRun(t *testing.T) {
 	if s := res.Kill.ShardsBackSeconds; s <= 0 || s > 10 {
 		t.Errorf("shards served again after %.2fs, want within 10 s", s)
 	}
+	if h := res.HTTP; h.AnsweredRPS <= 0 || h.AnsweredRPS > h.SentRPS*1.01 {
+		t.Errorf("HTTP answered at %.1f/s, sent at %.1f/s: answers cannot come back faster than the clicks went out", h.AnsweredRPS, h.SentRPS)
+	}
 	if len(res.AnsweredByProcess) != 2 || res.AnsweredByProcess[0] == 0 || res.AnsweredByProcess[1] == 0 {
 		t.Errorf("HTTP answers by process %v: the front should reach both", res.AnsweredByProcess)
 	}
