@@ -13,6 +13,7 @@ package guildroles
 
 import (
 	"context"
+	"crypto/rand"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,7 @@ type Reader struct {
 	// hearing is set while its connection listens.
 	db      *pgxpool.Pool
 	hearing atomic.Bool
+	id      string // names this reader's news to others
 
 	mu    sync.Mutex
 	reads map[key]*entry
@@ -77,7 +79,7 @@ type entry struct {
 // New returns a reader whose snapshots serve for window until Listen
 // hears of changes through db (nil: this process alone, never hearing).
 func New(discord *rest.Client, db *pgxpool.Pool, botID string, window time.Duration) *Reader {
-	return &Reader{discord: discord, db: db, botID: botID, window: window, now: time.Now, reads: map[key]*entry{}}
+	return &Reader{discord: discord, db: db, botID: botID, window: window, now: time.Now, reads: map[key]*entry{}, id: rand.Text()}
 }
 
 // BotID is the user id whose roles the snapshots read as the bot's.

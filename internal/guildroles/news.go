@@ -3,6 +3,7 @@ package guildroles
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -10,7 +11,8 @@ import (
 )
 
 // channel is the Postgres notification channel on which processes tell
-// each other a guild changed; the payload is the guild's id.
+// each other a guild changed; the payload is the sending reader's id and
+// the guild's, separated by a space.
 const channel = "herald_guild_changed"
 
 // Handlers are the gateway events that make a guild's snapshot out of
@@ -44,7 +46,7 @@ func (r *Reader) Changed(guildID string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := r.db.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, guildID); err != nil {
+	if _, err := r.db.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, r.id+" "+guildID); err != nil {
 		// The others cannot be sure to hear it: until the connection
 		// listens again they keep the short window.
 		r.hearing.Store(false)
@@ -88,7 +90,10 @@ func (r *Reader) listen(ctx context.Context, db *pgxpool.Pool) error {
 		if err != nil {
 			return err
 		}
-		r.Forget(n.Payload)
+		// Its own news this reader acted on when it sent it.
+		if from, guildID, _ := strings.Cut(n.Payload, " "); from != r.id {
+			r.Forget(guildID)
+		}
 	}
 }
 
