@@ -73,7 +73,7 @@ type ScaleClicks struct {
 	// returned is when the last click's Interact returned, from the first
 	// sent: over HTTP, its answer.
 	returned time.Duration
-	roles   map[string]bool   // the role ids of the burst's button
+	roles    map[string]bool // the role ids of the burst's button
 }
 
 // ScaleKill is the burst during which one process was killed with SIGKILL.
