@@ -30,9 +30,10 @@ type naiveBot struct {
 	url   string // the simulator's base URL
 	guild *guild
 
-	mu     sync.Mutex
-	s      *discordgo.Session
-	ctx    context.Context // ends at the crash: nothing in flight goes out after it
+	mu sync.Mutex
+	s  *discordgo.Session
+	// cancel ends the context of the session's handlers at the crash:
+	// nothing in flight goes out after it.
 	cancel context.CancelFunc
 	menus  map[string]*naiveMenu  // by name
 	ticket map[string]naiveTicket // by thread id
@@ -90,7 +91,7 @@ func (b *naiveBot) open() error {
 		return errors.New("naive bot: no READY within 10 s")
 	}
 	b.mu.Lock()
-	b.s, b.ctx, b.cancel = s, ctx, cancel
+	b.s, b.cancel = s, cancel
 	b.mu.Unlock()
 	return nil
 }

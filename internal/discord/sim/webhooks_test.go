@@ -227,7 +227,11 @@ func TestWebhookNamesWithoutClydeOrDiscord(t *testing.T) {
 
 // Modify Webhook renames a webhook or moves it to another channel of the
 // guild, for a bot with Manage Webhooks in both; its token then posts in
-// the new channel.
+// the new channel. Discord's reference, "Webhook Resource › Modify
+// Webhook": requires MANAGE_WEBHOOKS, channel_id is "the new channel id
+// this webhook should be moved to", and it fires a Webhooks Update
+// Gateway event; names follow the same rules as at creation (50035 for
+// "discord" in one), and unknown ids answer 10003 and 10015.
 func TestWebhookModify(t *testing.T) {
 	w := newWorld(t)
 	general, roles := w.g.Channel("general"), w.g.Channel("roles")
