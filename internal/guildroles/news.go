@@ -46,11 +46,9 @@ func (r *Reader) Changed(guildID string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := r.db.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, r.id+" "+guildID); err != nil {
-		// The others cannot be sure to hear it: until the connection
-		// listens again they keep the short window.
-		r.hearing.Store(false)
-	}
+	// Postgres unreachable: the others miss this news and keep their
+	// snapshot for at most Heard.
+	r.db.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, r.id+" "+guildID)
 }
 
 // Listen hears the other processes' news of changed guilds on a
