@@ -63,29 +63,28 @@ func (p *played) add(list *[]sent, s sent) {
 // the same faults on the same timeline — waits for each to finish its
 // work, and checks each simulator's final state against what was asked.
 func (d *Demo) Play(ctx context.Context) (Summary, error) {
-	start := time.Now()
-	var naive *played
+	d.start = time.Now()
+	d.twin.start = d.start
+	p, naive := d.newPlayed(), d.twin.newPlayed()
 	var naiveErr error
 	naiveDone := make(chan struct{})
-	go func() { defer close(naiveDone); naive, naiveErr = d.twin.play(ctx, start, nil) }()
-	p, err := d.play(ctx, start, d.report)
+	go func() { defer close(naiveDone); naiveErr = d.twin.play(ctx, naive) }()
+	stopProgress := d.report(p)
+	err := d.play(ctx, p)
 	<-naiveDone
 	if err = errors.Join(err, naiveErr); err != nil {
+		stopProgress()
 		return Summary{}, err
 	}
 	res := d.drain(ctx, p)
-	d.stopProgress()
+	stopProgress()
 	sum := d.summarize(ctx, p, res)
 	sum.against(d.twin.summarize(ctx, naive, d.twin.drain(ctx, naive)))
 	return sum, ctx.Err()
 }
 
-// play runs the scenario's lanes side by side — the admin's edits,
-// members' clicks, tickets opened and closed, the services'
-// notifications — with the faults on their timeline, from start, and
-// returns what was sent once every lane is done. report, if set, starts
-// the live view; d.stopProgress ends it.
-func (d *Demo) play(ctx context.Context, start time.Time, report func(*played) func()) (*played, error) {
+// newPlayed is an empty record of what the scenario sends.
+func (d *Demo) newPlayed() *played {
 	p := &played{notes: make([][]int, d.sc.Services), notesAt: make([][]time.Time, d.sc.Services)}
 	p.herald.Store("running")
 	p.faults.Store([]string(nil))
@@ -93,7 +92,14 @@ func (d *Demo) play(ctx context.Context, start time.Time, report func(*played) f
 		n := d.share(s)
 		p.notes[s], p.notesAt[s] = make([]int, n), make([]time.Time, n)
 	}
-	d.start = start
+	return p
+}
+
+// play runs the scenario's lanes side by side — the admin's edits,
+// members' clicks, tickets opened and closed, the services'
+// notifications — with the faults on their timeline, from d.start, and
+// records in p what was sent until every lane is done.
+func (d *Demo) play(ctx context.Context, p *played) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -105,17 +111,9 @@ func (d *Demo) play(ctx context.Context, start time.Time, report func(*played) f
 	}
 	faultsDone := make(chan struct{})
 	go func() { defer close(faultsDone); d.faults(ctx, p) }()
-	d.stopProgress = func() {}
-	if report != nil {
-		d.stopProgress = report(p)
-	}
 	wg.Wait()
 	<-faultsDone
-	if err := errors.Join(append(errs, p.restartErr)...); err != nil {
-		d.stopProgress()
-		return nil, err
-	}
-	return p, nil
+	return errors.Join(append(errs, p.restartErr)...)
 }
 
 // at sleeps until offset after the scenario's start.

@@ -71,8 +71,6 @@ type Demo struct {
 
 	g     guild
 	start time.Time // the scenario's first moment, after the setup
-	// stopProgress ends the live view play started.
-	stopProgress func()
 
 	// twin is the naive bot's side of the demo: its own simulator and
 	// guild, the same scenario. On the twin, naive is its bot.
