@@ -61,6 +61,41 @@ func TestLearnHalvesOncePerExcess(t *testing.T) {
 	}
 }
 
+// A storm at a rate of 1 for 200 periods: every probe up meets a global
+// 429 and the next one waits twice as long, so the storm costs a handful
+// of cuts instead of one every probePeriods; once Discord's limit is back,
+// the probes climb to the full rate and a later storm starts afresh.
+func TestProbesBackOffInALongStorm(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_800_000_000, 0)
+	const full, storm = 50, 200
+	var l learnedGlobal
+	cuts := 0
+	for p := range storm {
+		now := t0.Add(time.Duration(p) * time.Second)
+		if l.limit(now, full, time.Second) > 1 { // more than Discord takes: a global 429
+			l.learn(now, l.limit(now, full, time.Second), full, time.Second)
+			cuts++
+		}
+	}
+	// Down from 50 in 6 halvings, then probes after 5, 10, 20, 40, 80, 80
+	// periods: 6 + 6 = 12; one every 5 periods would be 6 + 39.
+	if cuts > 12 {
+		t.Errorf("%d global 429s in a storm of %d periods, want at most 12", cuts, storm)
+	}
+	if l.every != maxProbePeriods {
+		t.Errorf("probes every %d periods at the storm's end, want %d", l.every, maxProbePeriods)
+	}
+	end := t0.Add(storm * time.Second)
+	if got := l.limit(end.Add(7*maxProbePeriods*time.Second), full, time.Second); got != full {
+		t.Errorf("limit %d long after the storm, want %d", got, full)
+	}
+	l.learn(end.Add(7*maxProbePeriods*time.Second), 30, full, time.Second)
+	if l.every != probePeriods || l.cut != 15 {
+		t.Errorf("a new storm: probes every %d periods from %d, want %d from 15", l.every, l.cut, probePeriods)
+	}
+}
+
 // A global 429 lowers the rate the engine sends at, and the rate comes
 // back by probes: Snapshot shows it as the global limit in use.
 func TestGlobal429LowersTheRate(t *testing.T) {
