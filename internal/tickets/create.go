@@ -314,15 +314,16 @@ func (w *openWorker) failText(t *ticket) string {
 }
 
 // createThread starts the ticket's private thread, which only its members
-// and moderators see; the opener is added next. A retry first looks for
-// the thread among the guild's active ones: an earlier attempt's create
-// may have landed while its answer was lost or its process killed before
-// the id was recorded. The name carries the ticket's number, unique in
-// the guild, so it finds this ticket's thread and no other; a first
-// attempt spends no request on it.
+// and moderators see; the opener is added next. A retry whose earlier
+// attempt asked for the thread first looks for it among the guild's
+// active ones: that create may have landed while its answer was lost or
+// its process killed before the id was recorded. The name carries the
+// ticket's number, unique in the guild, so it finds this ticket's thread
+// and no other; an attempt after none that got that far spends no
+// request on it.
 func (w *openWorker) createThread(ctx context.Context, j *river.Job[openArgs], name string, t *ticket) (string, error) {
 	parentID := j.Args.ParentID
-	if j.Attempt > 1 {
+	if t.CreateSent {
 		threads, err := w.discord.ActiveThreads(ctx, t.GuildID)
 		if err != nil {
 			return "", err
@@ -333,9 +334,19 @@ func (w *openWorker) createThread(ctx context.Context, j *river.Job[openArgs], n
 			}
 		}
 	}
+	if _, err := w.db.Exec(ctx, `UPDATE tickets SET create_sent = true WHERE id = $1`, t.ID); err != nil {
+		return "", err
+	}
 	invitable := false
 	th, err := w.discord.CreateThread(ctx, parentID, rest.NewThread{Name: name, Type: discordgo.ChannelTypeGuildPrivateThread,
 		AutoArchiveDuration: 10080, Invitable: &invitable}, fmt.Sprintf("ticket #%d", t.Number))
+	if errors.As(err, new(*transport.RateLimitedError)) {
+		// Not made: the rate limit held it back (the job snoozes) or
+		// Discord answered 429 to every try.
+		if _, err := w.db.Exec(ctx, `UPDATE tickets SET create_sent = false WHERE id = $1`, t.ID); err != nil {
+			return "", err
+		}
+	}
 	if err != nil {
 		return "", err
 	}

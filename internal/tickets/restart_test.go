@@ -82,3 +82,33 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 		return h.DB.QueryRow(t.Context(), `SELECT status FROM tickets`).Scan(&status) == nil && strings.EqualFold(status, "closed")
 	})
 }
+
+// An open held back by the thread-create limit snoozes without sending
+// its create; its next attempt creates the thread without first reading
+// the guild's active threads, which only a create that may have landed
+// needs.
+func TestHeldBackOpenReadsNoThreads(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
+	panel := setup(t, h, heraldtest.Opts{})
+	h.Sim.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/threads", Limit: 1, WindowMS: 3000})
+	for _, who := range []string{"bob", "sam"} {
+		h.As(who).Click(panel, heraldtest.Button(t, panel, "Open ticket"))
+	}
+	h.Eventually("both tickets open", func() bool {
+		n := 0
+		h.DB.QueryRow(t.Context(), `SELECT count(*) FROM tickets WHERE status = 'open'`).Scan(&n)
+		return n == 2
+	})
+	var snoozes int
+	h.DB.QueryRow(t.Context(), `SELECT coalesce(sum((metadata->>'snoozes')::int), 0) FROM river_job WHERE kind = 'tickets_open'`).Scan(&snoozes)
+	if snoozes == 0 {
+		t.Fatal("no open was held back by the limit; the test shows nothing")
+	}
+	if n := h.Succeeded(http.MethodGet, "/guilds/{guild_id}/threads/active"); n != 0 {
+		t.Errorf("%d reads of the active threads, want none: no create was lost", n)
+	}
+	if n := len(h.Sim.Guild(h.Guild.ID).Threads); n != 2 {
+		t.Errorf("%d threads, want 2", n)
+	}
+}

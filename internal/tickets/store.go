@@ -57,6 +57,8 @@ type ticket struct {
 	// OpenStep is how far opening got after the thread or channel was
 	// made (create.go).
 	OpenStep openStep
+	// CreateSent: an open attempt asked Discord for the ticket's thread.
+	CreateSent bool
 }
 
 // answer is one question of a panel's intake form with the opener's
@@ -95,13 +97,13 @@ func loadSettings(ctx context.Context, q querier, guildID string) (*settings, er
 // ticketColumns reads a ticket not numbered yet (still opening) as
 // number 0.
 const ticketColumns = `id, guild_id, COALESCE(number, 0), opener_id, topic, status, mode, channel_id, claimed_by, interaction_id,
-	locale, guild_locale, fail_reason, close_reason, closed_by, opened_at, warned_at, notice_channel_id, notice_message_id, answers, open_step`
+	locale, guild_locale, fail_reason, close_reason, closed_by, opened_at, warned_at, notice_channel_id, notice_message_id, answers, open_step, create_sent`
 
 func readTicket(ctx context.Context, q querier, sql string, args ...any) (*ticket, error) {
 	t := &ticket{}
 	err := q.QueryRow(ctx, `SELECT `+ticketColumns+` FROM tickets WHERE `+sql, args...).Scan(&t.ID, &t.GuildID, &t.Number,
 		&t.OpenerID, &t.Topic, &t.Status, &t.Mode, &t.ChannelID, &t.ClaimedBy, &t.InteractionID, &t.Locale, &t.GuildLocale,
-		&t.FailReason, &t.CloseReason, &t.ClosedBy, &t.OpenedAt, &t.WarnedAt, &t.NoticeChannelID, &t.NoticeMessageID, &t.Answers, &t.OpenStep)
+		&t.FailReason, &t.CloseReason, &t.ClosedBy, &t.OpenedAt, &t.WarnedAt, &t.NoticeChannelID, &t.NoticeMessageID, &t.Answers, &t.OpenStep, &t.CreateSent)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoTicket
 	}
