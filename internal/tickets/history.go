@@ -14,9 +14,6 @@ import (
 	"github.com/herald-bot/herald/internal/discord/transport"
 )
 
-// historyPage is the most messages Discord returns for one read.
-const historyPage = 100
-
 // transcriptHold is the longest one history read holds its worker for
 // the rate limit: past five pages the history bucket (5 per 5 s) makes
 // reads wait. A wait the attempt cannot afford snoozes the job instead
@@ -37,7 +34,7 @@ func (d *deps) readHistory(ctx context.Context, ticketID int64, channel string) 
 		after = msgs[len(msgs)-1].ID
 	}
 	for {
-		page, err := d.discord.Messages(holdFor(ctx), channel, rest.MessageQuery{After: after, Limit: historyPage})
+		page, err := d.discord.MessagesPage(holdFor(ctx), channel, after)
 		if gone(err) {
 			return msgs, false, nil
 		}
@@ -47,15 +44,11 @@ func (d *deps) readHistory(ctx context.Context, ticketID int64, channel string) 
 		if len(page) == 0 {
 			return msgs, true, nil
 		}
-		// Discord answers newest first; a page is kept oldest first.
-		for i, j := 0, len(page)-1; i < j; i, j = i+1, j-1 {
-			page[i], page[j] = page[j], page[i]
-		}
 		if err := d.storePage(ctx, ticketID, page); err != nil {
 			return nil, false, err
 		}
 		msgs = append(msgs, page...)
-		if len(page) < historyPage {
+		if len(page) < rest.MessagesPerPage {
 			return msgs, true, nil
 		}
 		after = page[len(page)-1].ID

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/bwmarrin/discordgo"
@@ -107,28 +108,40 @@ func (c *Client) Messages(ctx context.Context, channelID string, q MessageQuery)
 	return out, err
 }
 
+// MessagesPerPage is the most messages Discord returns for one read.
+const MessagesPerPage = 100
+
+// MessagesPage reads the page of at most MessagesPerPage of a channel's
+// messages after the message id after ("0": from the first), oldest
+// first; a shorter page is the channel's last.
+func (c *Client) MessagesPage(ctx context.Context, channelID, after string) ([]*discordgo.Message, error) {
+	page, err := c.Messages(ctx, channelID, MessageQuery{After: after, Limit: MessagesPerPage})
+	// Discord answers newest first.
+	slices.Reverse(page)
+	return page, err
+}
+
 // MessagesAfter walks a channel's messages after the message id after
-// ("0": from the first), oldest first, 100 per request, stopping at the
-// first error (yielded last) or when the caller stops. A transcript reads
-// a channel this way without holding it all in memory.
+// ("0": from the first), oldest first, a page a request, stopping at the
+// first error (yielded last) or when the caller stops. A reader of a
+// whole channel walks it this way without holding it all in memory.
 func (c *Client) MessagesAfter(ctx context.Context, channelID, after string) iter.Seq2[*discordgo.Message, error] {
 	return func(yield func(*discordgo.Message, error) bool) {
 		for {
-			page, err := c.Messages(ctx, channelID, MessageQuery{After: after, Limit: 100})
+			page, err := c.MessagesPage(ctx, channelID, after)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			// Discord answers newest first; walk the page backwards.
-			for i := len(page) - 1; i >= 0; i-- {
-				if !yield(page[i], nil) {
+			for _, m := range page {
+				if !yield(m, nil) {
 					return
 				}
 			}
-			if len(page) < 100 {
+			if len(page) < MessagesPerPage {
 				return
 			}
-			after = page[0].ID
+			after = page[len(page)-1].ID
 		}
 	}
 }
