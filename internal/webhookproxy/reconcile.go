@@ -85,11 +85,19 @@ func (w *drainer) channel(ctx context.Context, d pending) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := w.db.Exec(ctx, `UPDATE webhookproxy_webhooks SET guild_id = $2, channel_id = $3, channel_current = true WHERE webhook_id = $1`,
-		d.webhookID, hook.GuildID, hook.ChannelID); err != nil {
-		return "", fmt.Errorf("webhookproxy: record webhook: %w", err)
+	return hook.ChannelID, recordWebhook(ctx, w.db, hook)
+}
+
+// recordWebhook stores where hook posts, as Discord just said: its guild
+// and its channel, current until WEBHOOKS_UPDATE says otherwise.
+func recordWebhook(ctx context.Context, db *pgxpool.Pool, hook *discordgo.Webhook) error {
+	_, err := db.Exec(ctx, `INSERT INTO webhookproxy_webhooks (webhook_id, guild_id, channel_id, channel_current) VALUES ($1, $2, $3, true)
+		ON CONFLICT (webhook_id) DO UPDATE SET guild_id = EXCLUDED.guild_id, channel_id = EXCLUDED.channel_id, channel_current = true`,
+		hook.ID, hook.GuildID, hook.ChannelID)
+	if err != nil {
+		return fmt.Errorf("webhookproxy: record webhook: %w", err)
 	}
-	return hook.ChannelID, nil
+	return nil
 }
 
 // forgetChannel marks the stored channel of the webhooks in a channel

@@ -337,10 +337,8 @@ func (v *verifier) ask(ctx context.Context, caller, webhookID, token string, h t
 		return unverified, err
 	}
 	if got == valid {
-		if _, err := v.db.Exec(ctx, `INSERT INTO webhookproxy_webhooks (webhook_id, guild_id, channel_id, channel_current) VALUES ($1, $2, $3, true)
-			ON CONFLICT (webhook_id) DO UPDATE SET guild_id = EXCLUDED.guild_id, channel_id = EXCLUDED.channel_id, channel_current = true`,
-			webhookID, hook.GuildID, hook.ChannelID); err != nil {
-			return unverified, fmt.Errorf("webhookproxy: record webhook: %w", err)
+		if err := recordWebhook(ctx, v.db, hook); err != nil {
+			return unverified, err
 		}
 	}
 	v.remember(h, got)
