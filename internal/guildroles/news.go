@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // channel is the Postgres notification channel on which processes tell
@@ -58,7 +57,7 @@ func (r *Reader) Changed(guildID string) {
 // again, since news may have been missed meanwhile.
 func (r *Reader) Listen(ctx context.Context, log *slog.Logger) {
 	for ctx.Err() == nil {
-		err := r.listen(ctx, r.db)
+		err := r.listen(ctx)
 		r.hearing.Store(false)
 		if ctx.Err() == nil {
 			log.WarnContext(ctx, "guildroles: not hearing of changed guilds from other processes; role checks read Discord more often", "err", err)
@@ -70,8 +69,8 @@ func (r *Reader) Listen(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-func (r *Reader) listen(ctx context.Context, db *pgxpool.Pool) error {
-	pooled, err := db.Acquire(ctx)
+func (r *Reader) listen(ctx context.Context) error {
+	pooled, err := r.db.Acquire(ctx)
 	if err != nil {
 		return err
 	}
