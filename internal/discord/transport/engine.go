@@ -38,7 +38,9 @@ type Config struct {
 	// ApplicationID tells interaction follow-ups (exempt from the global
 	// limit) from ordinary webhooks.
 	ApplicationID string
-	// Base sends the requests; http.DefaultTransport when nil.
+	// Base sends the requests; when nil, a clone of http.DefaultTransport
+	// that keeps idle connections for as many requests as the engine has
+	// on the wire at once (see idleConns).
 	Base http.RoundTripper
 	// UserAgent goes on every request, replacing any the caller (such as
 	// discordgo) set: Discord requires "DiscordBot ($url, $versionNumber)"
@@ -103,6 +105,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// idleConns is how many idle connections to Discord the default Base
+// keeps. http.DefaultTransport keeps 2 per host: over HTTP/1.1 (a proxy
+// in front of Discord, the simulator) every request beyond two at once
+// opened a new connection and closed it after, a dial or a TLS handshake
+// per request. Buckets send one request at a time each and the global
+// limit is 50 a second, so 100 covers every request on the wire at once.
+const idleConns = 100
+
 func (c *Config) defaults() {
 	def := func(v *time.Duration, d time.Duration) {
 		if *v == 0 {
@@ -115,7 +125,9 @@ func (c *Config) defaults() {
 		}
 	}
 	if c.Base == nil {
-		c.Base = http.DefaultTransport
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConns, idleConns
+		c.Base = t
 	}
 	if c.UserAgent == "" {
 		c.UserAgent = UserAgent("dev")

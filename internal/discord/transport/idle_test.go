@@ -1,0 +1,62 @@
+package transport
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// The default Base keeps a connection for each request the engine had on
+// the wire at once: rounds of concurrent requests to one host open
+// connections in the first round only. http.DefaultTransport keeps 2
+// idle, so each later round would open 6 of 8 again.
+func TestDefaultBaseKeepsConnectionsForConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	const parallel, rounds = 8, 3
+	var opened atomic.Int32
+	arrived := make(chan struct{}, parallel)
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	e := New(Config{})
+	for range rounds {
+		var wg sync.WaitGroup
+		for c := range parallel {
+			// A channel each: its own bucket, so all are on the wire at once.
+			req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/v10/channels/%d/messages", srv.URL, 100+c), nil)
+			wg.Go(func() {
+				res, err := e.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				res.Body.Close()
+			})
+		}
+		for range parallel {
+			<-arrived
+		}
+		for range parallel {
+			release <- struct{}{}
+		}
+		wg.Wait()
+	}
+	if n := opened.Load(); n != parallel {
+		t.Errorf("%d connections opened for %d rounds of %d requests at once, want %d", n, rounds, parallel, parallel)
+	}
+}
