@@ -26,7 +26,7 @@ type ID struct {
 const MaxLength = 100
 
 // ErrMalformed is wrapped by every Parse error.
-var ErrMalformed = errors.New("malformed custom_id")
+var ErrMalformed = errors.New("customid: malformed custom_id")
 
 // Parse parses s strictly: anything that is not exactly
 // feature:version:payload in printable ASCII within Discord's length limit

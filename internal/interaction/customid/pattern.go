@@ -22,7 +22,7 @@ type Pattern struct {
 func ParsePattern(s string) (Pattern, error) {
 	id, err := Parse(s)
 	if err != nil {
-		return Pattern{}, fmt.Errorf("pattern %q: %w", s, err)
+		return Pattern{}, fmt.Errorf("%w (pattern %q)", err, s)
 	}
 	p := Pattern{raw: s, feature: id.Feature, version: id.Version, segs: strings.Split(id.Payload, ":")}
 	seen := map[string]bool{}
@@ -30,13 +30,13 @@ func ParsePattern(s string) (Pattern, error) {
 		name, isVar := varName(seg)
 		switch {
 		case seg == "":
-			return Pattern{}, fmt.Errorf("pattern %q: empty segment", s)
+			return Pattern{}, fmt.Errorf("customid: pattern %q: empty segment", s)
 		case isVar && (name == "" || strings.ContainsAny(name, "{}")):
-			return Pattern{}, fmt.Errorf("pattern %q: bad variable %q", s, seg)
+			return Pattern{}, fmt.Errorf("customid: pattern %q: bad variable %q", s, seg)
 		case isVar && seen[name]:
-			return Pattern{}, fmt.Errorf("pattern %q: variable %q twice", s, name)
+			return Pattern{}, fmt.Errorf("customid: pattern %q: variable %q twice", s, name)
 		case !isVar && strings.ContainsAny(seg, "{}"):
-			return Pattern{}, fmt.Errorf("pattern %q: braces in literal %q", s, seg)
+			return Pattern{}, fmt.Errorf("customid: pattern %q: braces in literal %q", s, seg)
 		}
 		if isVar {
 			seen[name] = true
@@ -111,19 +111,19 @@ func Fill(patternString string, values ...string) (string, error) {
 	for i, seg := range p.segs {
 		if _, isVar := varName(seg); isVar {
 			if n >= len(values) {
-				return "", fmt.Errorf("custom_id %q: %d values for more variables", patternString, len(values))
+				return "", fmt.Errorf("customid: %q: %d values for more variables", patternString, len(values))
 			}
 			v := values[n]
 			n++
 			if v == "" || strings.Contains(v, ":") {
-				return "", fmt.Errorf("custom_id %q: value %q must be non-empty and without ':'", patternString, v)
+				return "", fmt.Errorf("customid: %q: value %q must be non-empty and without ':'", patternString, v)
 			}
 			seg = v
 		}
 		segs[i] = seg
 	}
 	if n != len(values) {
-		return "", fmt.Errorf("custom_id %q: %d values for %d variables", patternString, len(values), n)
+		return "", fmt.Errorf("customid: %q: %d values for %d variables", patternString, len(values), n)
 	}
 	return New(p.feature, p.version, strings.Join(segs, ":"))
 }
