@@ -124,7 +124,7 @@ func (w *boardWorker) Work(ctx context.Context, j *river.Job[boardArgs]) error {
 		}
 	}
 	loc := w.catalog.For("", b.locale)
-	text, err := w.render(ctx, g, loc, loc.T("status.board_title", nil), time.Now())
+	text, err := w.render(ctx, g, loc, loc.T("status.board_title", nil), time.Now(), false)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func (statusView) Kind() string { return "status_report" }
 // text is /herald status: the summary as it is now.
 func (s summary) text(ctx context.Context, guildID string, loc *i18n.Localizer) (string, error) {
 	now := time.Now()
-	return s.render(ctx, guildID, loc, loc.T("status.title", map[string]any{"Now": now.Unix()}), now)
+	return s.render(ctx, guildID, loc, loc.T("status.title", map[string]any{"Now": now.Unix()}), now, true)
 }
 
 // summary builds the status text of a guild, for /herald status and the
@@ -44,8 +44,12 @@ type summary struct {
 	missing []feature.Need
 }
 
-// render is the guild's summary under head, within one message.
-func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer, head string, now time.Time) (string, error) {
+// render is the guild's summary under head, within one message. Without
+// moving, it leaves out the figures that move by themselves from one
+// second to the next (the buckets each process holds, leased and let go
+// as requests come and go): the board is edited only for a change an
+// admin would act on.
+func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer, head string, now time.Time, moving bool) (string, error) {
 	lanes, err := laneLines(ctx, s.db, guildID)
 	if err != nil {
 		return "", err
@@ -65,7 +69,7 @@ func (s summary) render(ctx context.Context, guildID string, loc *i18n.Localizer
 		{loc.T("status.waiting_title", nil), waits},
 		{loc.T("status.failed_title", nil), fails},
 		{loc.T("status.objects_title", nil), objects},
-		{loc.T("status.transport_title", nil), append(healthLines(loc, s.health(), now), processLines(ctx, s.db, loc, s.health())...)},
+		{loc.T("status.transport_title", nil), append(healthLines(loc, s.health(), now), processLines(ctx, s.db, loc, s.health(), moving)...)},
 	}
 	if len(intentLines)+len(waits)+len(fails)+len(objects) == 0 {
 		head += "\n" + loc.T("status.all_clear", nil)
@@ -243,9 +247,9 @@ func healthLines(loc *i18n.Localizer, h transport.Health, now time.Time) []strin
 }
 
 // processLines lists the herald processes sharing the bot's token, the
-// shards each serves and the buckets it holds, and this process's share
-// of the global limit now.
-func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h transport.Health) []string {
+// shards each serves and, with buckets, the buckets it holds, and this
+// process's share of the global limit now.
+func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h transport.Health, buckets bool) []string {
 	members, err := cluster.Live(ctx, db)
 	if err != nil || len(members) == 0 {
 		return nil
@@ -256,8 +260,11 @@ func processLines(ctx context.Context, db *pgxpool.Pool, loc *i18n.Localizer, h 
 		for i, s := range m.Shards {
 			shards[i] = strconv.Itoa(s)
 		}
-		lines = append(lines, loc.T("status.process", map[string]any{"Host": m.Host, "Version": m.Version,
-			"Shards": strings.Join(shards, ", "), "Since": m.Started.Unix(), "Buckets": m.Buckets}))
+		vars := map[string]any{"Host": m.Host, "Version": m.Version, "Shards": strings.Join(shards, ", "), "Since": m.Started.Unix(), "Buckets": ""}
+		if buckets {
+			vars["Buckets"] = strconv.Itoa(m.Buckets)
+		}
+		lines = append(lines, loc.T("status.process", vars))
 	}
 	return lines
 }

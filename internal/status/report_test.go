@@ -67,7 +67,7 @@ func TestStatusShowsWaitingAndFailedUntilFixed(t *testing.T) {
 		"Role menu messages (1): herald is missing a permission. Fix: give herald's role the permission",
 		"**Not yet visible as saved**", "**colours**",
 		"1 of 7000 invalid requests used", // the bot's share of herald's 9,000, below Discord's 10,000
-		"herald processes on the bot's token: 1, this one sending at most 50 requests a second", "gateway shards 0",
+		"herald processes on the bot's token: 1, this one sending at most 50 requests a second", "gateway shards 0", "Discord buckets held ",
 		"`sync`: 0 · 0 · 0 · 1",
 	} {
 		if !strings.Contains(failed, want) {
