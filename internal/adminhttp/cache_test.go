@@ -35,6 +35,8 @@ func TestCacheReady(t *testing.T) {
 		t.Errorf("%d checks for 20 probes within the TTL, want 1", n)
 	}
 	fail.Store(true)
+	// Paces the scenario: the TTL is wall-clock time (CacheReady reads
+	// time.Now and takes no clock), so the test lets it pass.
 	time.Sleep(150 * time.Millisecond)
 	if _, err := ready(t.Context()); err == nil {
 		t.Error("a probe after the TTL did not check again")
@@ -44,7 +46,7 @@ func TestCacheReady(t *testing.T) {
 	if _, err := ready(t.Context()); err == nil {
 		t.Error("a failure was not kept at all")
 	}
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // paces the scenario: lets a tenth of the TTL pass, as above
 	if _, err := ready(t.Context()); err != nil {
 		t.Errorf("a failure was kept past a tenth of the TTL: %v", err)
 	}

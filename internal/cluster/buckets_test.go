@@ -10,6 +10,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // leases starts a member's bucket coordinator on db; stopping ctx lets
@@ -84,12 +85,7 @@ func TestBucketLeaseMovesWithItsState(t *testing.T) {
 	if c := b.Claim("k", func() {}); c.Held {
 		t.Fatal("b holds k while a does")
 	}
-	for deadline := time.Now().Add(5 * time.Second); b.Stats().Lost == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("b's claim of k was never answered")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.Within(t, 5*time.Second, "b's claim of k to be answered", func() bool { return b.Stats().Lost > 0 })
 	if c := b.Claim("k", func() {}); c.Held {
 		t.Fatal("b took k from a while a used it")
 	}
@@ -180,7 +176,7 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 			t.Fatalf("a's claim of %s before b asked: %+v", key, c)
 		}
 		lost := b.Stats().Lost
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		wait.Within(t, 5*time.Second, "a to hear that b wants "+key, func() bool {
 			// b asks again when its wait ends, as the engine does: a notice
 			// sent before a listened is not the only one.
 			b.Claim(key, func() {})
@@ -188,13 +184,8 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 			if !c.Held {
 				t.Fatalf("a lost %s while using it", key)
 			}
-			if b.Stats().Lost > lost && c.Wanted {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a never heard that b wants %s", key)
-			}
-		}
+			return b.Stats().Lost > lost && c.Wanted
+		})
 	}
 
 	// Spent: the window is used up, so the turn ends without waiting.
@@ -218,14 +209,22 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 	}
 
 	// Room left: kept while in use, however long b waits; idle, it goes.
+	// a's loop looks at what to hand on every turn, and renews what it
+	// kept every few turns: three renewals seen (each a change of
+	// Renewed) span two renewal periods of looks, however slow the
+	// machine.
 	asked("busy")
 	a.Report("busy", transport.BucketState{Limit: 5, Remaining: 3, ResetAt: time.Now().Add(2 * time.Second)})
-	for range 10 {
-		time.Sleep(20 * time.Millisecond) // a poll
+	renewed, renewals := a.Stats().Renewed, 0
+	wait.Until(t, "a to look over its leases for two renewal periods", func() bool {
 		if c := a.Claim("busy", func() {}); !c.Held {
 			t.Fatal("a lost a bucket with room left while using it")
 		}
-	}
+		if r := a.Stats().Renewed; r != renewed {
+			renewed, renewals = r, renewals+1
+		}
+		return renewals >= 3
+	})
 	a.Idle("busy", transport.BucketState{Limit: 5, Remaining: 2, ResetAt: time.Now().Add(2 * time.Second)})
 	claimWithin(t, b, "busy", time.Second)
 	if c := a.Claim("busy", func() {}); c.Held {
@@ -257,18 +256,13 @@ func TestClaimsLockInKeyOrder(t *testing.T) {
 	for _, k := range []string{"k09", "k01", "k05"} {
 		b.Claim(k, func() {})
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	wait.Within(t, 5*time.Second, "the claim to wait for k05", func() bool {
 		var waiting bool
 		if err := db.QueryRow(t.Context(), `SELECT EXISTS (SELECT FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the claim never waited for k05")
-		}
-	}
+		return waiting
+	})
 	probe, err := db.Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)

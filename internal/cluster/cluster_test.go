@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -52,18 +54,16 @@ func (s *served) owners() (map[string]int, int) {
 	return out, len(s.by)
 }
 
+// waitFor waits until cond holds of the shards served, and says how long
+// that took.
 func (s *served) waitFor(what string, cond func(map[string]int, int) bool) time.Duration {
 	s.t.Helper()
 	start := time.Now()
-	for time.Since(start) < 20*time.Second {
-		if cond(s.owners()) {
-			return time.Since(start)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	by, n := s.owners()
-	s.t.Fatalf("timed out waiting for %s: %d served, %v", what, n, by)
-	return 0
+	wait.WithinShowing(s.t, wait.Timeout, what, func() bool { return cond(s.owners()) }, func() string {
+		by, n := s.owners()
+		return fmt.Sprintf("%d served, %v", n, by)
+	})
+	return time.Since(start)
 }
 
 type member struct {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // Two processes' engines on one token, each sending half of a burst into
@@ -103,11 +105,8 @@ func TestIdleBucketsAreLetGo(t *testing.T) {
 	cancel()
 	b.Claim("abandoned", func() {})
 	client.CurrentUser(ctx)
-	deadline := time.Now().Add(5 * time.Second)
-	for b.Stats().Won < 3 || b.Stats().Held > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("still holding %d buckets with nothing queued: %+v", b.Stats().Held, b.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.WithinShowing(t, 5*time.Second, "every bucket let go with nothing queued", func() bool {
+		st := b.Stats()
+		return st.Won >= 3 && st.Held == 0
+	}, func() string { return fmt.Sprintf("still holding %d buckets: %+v", b.Stats().Held, b.Stats()) })
 }

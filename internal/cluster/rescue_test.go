@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // The jobs a dead process was running are handed back as soon as its
@@ -27,9 +29,9 @@ func TestDeadProcessJobsAreRerun(t *testing.T) {
 	run(t, db, "survivor", s)
 	s.waitFor("the survivor serving its share", func(by map[string]int, n int) bool { return n == 2 })
 	want := map[int]string{1: "available", 2: "discarded", 3: "running"}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := map[int]string{}
+	var got map[int]string
+	wait.WithinShowing(t, 5*time.Second, fmt.Sprintf("jobs %v", want), func() bool {
+		got = map[int]string{}
 		rows, err := db.Query(t.Context(), `SELECT row_number() OVER (ORDER BY id), state::text FROM river_job ORDER BY id`)
 		if err != nil {
 			t.Fatal(err)
@@ -41,12 +43,6 @@ func TestDeadProcessJobsAreRerun(t *testing.T) {
 			got[i] = state
 		}
 		rows.Close()
-		if got[1] == want[1] && got[2] == want[2] && got[3] == want[3] {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("jobs %v, want %v", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return got[1] == want[1] && got[2] == want[2] && got[3] == want[3]
+	}, func() string { return fmt.Sprintf("jobs %v", got) })
 }

@@ -53,7 +53,7 @@ func TestDiscord5xxStorm(t *testing.T) {
 		code, body := readyz(h)
 		return code == http.StatusOK && strings.Contains(strings.Join(body.Notes, " "), "circuit open for "+route)
 	})
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // paces the scenario: clicks go on into the open circuit
 	stop()
 	failed := 0
 	for _, r := range h.Sim.Server.Requests()[before:] {
@@ -86,7 +86,7 @@ func TestBotTokenRejected(t *testing.T) {
 	msg := h.Post(h.Channel("general"), map[string]any{"content": "act"})
 	c := &clicks{s: h.Sim, g: h.Guild, msg: msg.ID}
 	stop := c.burst(20 * time.Millisecond)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // paces the scenario: the burst runs before the reset
 	before := len(h.Sim.Server.Requests())
 	h.Sim.ResetToken("a-new-token")
 	// While clicks still come: herald stops at the gateway's 4004, which
@@ -96,7 +96,9 @@ func TestBotTokenRejected(t *testing.T) {
 		return code == http.StatusServiceUnavailable && strings.Contains(body.Reason, "rejected the bot token")
 	})
 	stop()
-	time.Sleep(2 * time.Second) // jobs keep retrying; none may reach Discord
+	// Jobs keep retrying until herald stops; none may reach Discord. Once
+	// herald has stopped, every request it made is counted.
+	exited := h.Exited()
 	unauthorized := 0
 	for _, r := range h.Sim.Server.Requests()[before:] {
 		if r.Status == http.StatusUnauthorized {
@@ -108,8 +110,8 @@ func TestBotTokenRejected(t *testing.T) {
 		t.Errorf("%d requests got 401 after the reset, want the first few only", unauthorized)
 	}
 	var fatal *app.FatalError
-	if err := h.Exited(); !errors.As(err, &fatal) || !strings.Contains(fatal.Fix, "Reset Token") {
-		t.Errorf("herald stopped with %v, want a FatalError naming the fix", err)
+	if !errors.As(exited, &fatal) || !strings.Contains(fatal.Fix, "Reset Token") {
+		t.Errorf("herald stopped with %v, want a FatalError naming the fix", exited)
 	}
 	if strings.Contains(h.Logs(), "a-new-token") || strings.Contains(h.Logs(), "simtest-bot-token") {
 		t.Error("a token reached the logs")

@@ -37,16 +37,19 @@ func TestPostgresCrashMidBurst(t *testing.T) {
 		return res.StatusCode
 	}
 
+	// The sleeps pace the scenario: a second of clicks before the crash,
+	// Postgres held down a second while clicks come, and a second of
+	// clicks after it is back.
 	stop := c.burst(10 * time.Millisecond)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // paces the scenario: the burst runs before the crash
 	down := outage{from: time.Now()}
 	cluster.Crash(t)
 	h.Eventually("/readyz 503 while Postgres is down", func() bool { return ready() == http.StatusServiceUnavailable })
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // paces the scenario: Postgres stays down while clicks come
 	cluster.Start(t)
 	h.Eventually("/readyz 200 once Postgres is back", func() bool { return ready() == http.StatusOK })
 	down.to = time.Now()
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // paces the scenario: clicks go on after the recovery
 	stop()
 
 	drained(t, h.DB)
@@ -75,13 +78,13 @@ func TestPostgresBlackHoledMidBurst(t *testing.T) {
 
 	const held = 4 * time.Second
 	stop := c.burst(10 * time.Millisecond)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // paces the scenario: the burst runs before the partition
 	down := outage{from: time.Now()}
 	h.DBProxy.Hold()
-	time.Sleep(held)
+	time.Sleep(held) // paces the scenario: Postgres stays black-holed for held while clicks come
 	h.DBProxy.Release()
 	down.to = time.Now()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // paces the scenario: clicks go on after the partition heals
 	stop()
 
 	drained(t, h.DB)

@@ -214,7 +214,11 @@ func (d *desk) closeOpen(settle bool) []string {
 		d.t.Fatal(err)
 	}
 	if settle {
-		time.Sleep(500 * time.Millisecond)
+		// A close herald answered is recorded (the ticket is closing), so
+		// the next round does not ask again.
+		wait.Until(d.t, "herald's answers to the closes", func() bool {
+			return !slices.ContainsFunc(out, func(id string) bool { return !d.s.Interaction(id).Acked })
+		})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/testsupport/clockwatch"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
@@ -128,7 +130,13 @@ func TestFatalCloseStopsARunningSession(t *testing.T) {
 			if !errors.As(err, &fe) || fe.Code != tt.code || !strings.Contains(fe.Reason+" "+fe.Fix, tt.want) {
 				t.Fatalf("Err = %#v, want a FatalCloseError %d mentioning %q", err, tt.code, tt.want)
 			}
-			time.Sleep(200 * time.Millisecond) // a reconnect would dial at once
+			// The supervisor is the only one that reconnects: once it has
+			// returned, no reconnect can come, and one it made is counted.
+			select {
+			case <-gw.done:
+			case <-time.After(wait.Timeout):
+				t.Fatal("the supervisor still runs after a fatal close")
+			}
 			if st := s.Gateway(); st.Connections != 1 || st.Identifies != 1 || st.Resumes != 0 {
 				t.Errorf("gateway stats %+v after a fatal close, want no reconnect", st)
 			}
@@ -199,22 +207,26 @@ func TestInvalidSessionWaitsOneToFiveSeconds(t *testing.T) {
 			s := simtest.New(t, simtest.WithFakeClock())
 			var logs logbuf.Buffer
 			o, _ := options(t, s, &logs)
+			clk := clockwatch.Watch(s.Clock)
+			o.Clock = clk
 			o.Random = func() float64 { return tt.random }
 			gw := open(t, o)
 			wait.Until(t, "ready", func() bool { return gw.Ready() == nil })
-			s.Clock.Advance(5 * time.Second) // past the identify window: only the wait counts
+			clk.Advance(5 * time.Second) // past the identify window: only the wait counts
 
 			s.SetFault(sim.Fault{Gateway: "invalidate_session", Resumable: tt.resumable})
 			wait.Until(t, "the drop", func() bool { return strings.Contains(logs.String(), "gateway disconnected") })
-			if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
-				t.Fatal(err)
+			wait.Until(t, "herald to wait on its clock", func() bool { return clk.Pending() == 1 })
+			// herald connects only when its wait's timer fires: a step
+			// that fires none lets nothing happen.
+			clk.Advance(tt.wait - time.Millisecond)
+			if n := clk.Woken(); n != 0 {
+				t.Fatalf("a step to %s woke herald: it would connect before the wait ended", tt.wait-time.Millisecond)
 			}
-			s.Clock.Advance(tt.wait - time.Millisecond)
-			time.Sleep(200 * time.Millisecond) // herald would connect now if it did not wait
 			if st := s.Gateway(); st.Connections != 1 || st.Identifies != 1 {
 				t.Fatalf("gateway stats %+v before the wait ended", st)
 			}
-			s.Clock.Advance(time.Millisecond)
+			clk.Advance(time.Millisecond)
 			wait.Until(t, "connected again", func() bool { return gw.Ready() == nil })
 			st := s.Gateway()
 			if tt.resumable && (st.Identifies != 1 || st.Resumes != 1 || st.ResumesElsewhere != 0) {
@@ -237,6 +249,8 @@ func TestExhaustedStartLimitWaitsForReset(t *testing.T) {
 	s.SetSessionStartLimit(sim.StartLimitChange{Remaining: &zero, ResetAfter: &minute})
 	var logs logbuf.Buffer
 	o, _ := options(t, s, &logs)
+	clk := clockwatch.Watch(s.Clock)
+	o.Clock = clk
 	opened := make(chan *Session, 1)
 	go func() {
 		gw, err := Open(t.Context(), o)
@@ -245,15 +259,17 @@ func TestExhaustedStartLimitWaitsForReset(t *testing.T) {
 		}
 		opened <- gw
 	}()
-	if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
-		t.Fatal(err)
+	wait.Until(t, "herald to wait on its clock", func() bool { return clk.Pending() == 1 })
+	// herald connects only when its wait's timer fires: a step that fires
+	// none lets nothing happen.
+	clk.Advance(time.Minute - time.Millisecond)
+	if n := clk.Woken(); n != 0 {
+		t.Fatal("a step to a minute less a millisecond woke herald: it would connect before the reset")
 	}
-	s.Clock.Advance(time.Minute - time.Millisecond)
-	time.Sleep(200 * time.Millisecond) // herald would connect now if it did not wait
 	if st := s.Gateway(); st.Connections != 0 || st.Identifies != 0 || st.TokenResets != 0 {
 		t.Fatalf("gateway stats %+v before the reset", st)
 	}
-	s.Clock.Advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	var gw *Session
 	select {
 	case gw = <-opened:
@@ -297,10 +313,22 @@ func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 				s.Clock.Advance(3 * time.Millisecond) // spread the snowflakes' timestamps
 			}
 			var sessions [2]*Session
+			// readied is how many guilds each shard's READY listed: the
+			// simulator sends a GUILD_CREATE for each of those, and no
+			// other, so a shard has seen all its guilds once it has seen
+			// that many.
+			var mu sync.Mutex
+			readied := map[int]int{}
 			pacer := NewPacer(s.Clock)
 			for shard := range 2 {
 				o, _ := options(t, s, &logbuf.Buffer{})
 				o.ShardID, o.ShardCount, o.Pacer, o.IdentifyWindow = shard, 2, pacer, c.window
+				o.Events = &Events{}
+				o.Events.On(func(_ *discordgo.Session, r *discordgo.Ready) {
+					mu.Lock()
+					defer mu.Unlock()
+					readied[shard] = len(r.Guilds)
+				})
 				if shard == 0 || concurrency == 2 {
 					sessions[shard] = open(t, o)
 					continue
@@ -331,8 +359,14 @@ func TestShardsIdentifyAtMaxConcurrencyPace(t *testing.T) {
 				}
 				t.Cleanup(func() { sessions[shard].Close() })
 			}
-			wait.Until(t, "all guilds", func() bool { return sessions[0].Guilds()+sessions[1].Guilds() >= guilds })
-			time.Sleep(200 * time.Millisecond) // unsharded sessions would each go on to see every guild
+			// Unsharded sessions would each be sent every guild.
+			wait.Until(t, "every shard to see the guilds its READY listed", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				_, ready0 := readied[0]
+				_, ready1 := readied[1]
+				return ready0 && ready1 && sessions[0].Guilds() == readied[0] && sessions[1].Guilds() == readied[1]
+			})
 			if a, b := sessions[0].Guilds(), sessions[1].Guilds(); a+b != guilds {
 				t.Errorf("shards saw %d and %d guilds, want %d between them", a, b, guilds)
 			}

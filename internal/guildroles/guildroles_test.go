@@ -77,6 +77,9 @@ func TestWindowAndForget(t *testing.T) {
 	if n := reads(s); n != 2 {
 		t.Fatalf("%d requests within the window, want 2", n)
 	}
+	// Paces the scenario: the window is wall-clock time (the Reader's
+	// clock cannot be set from outside its package), and the read ended
+	// before the last get returned, so this pause outlasts it.
 	time.Sleep(60 * time.Millisecond)
 	get()
 	if n := reads(s); n != 4 {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -59,7 +59,8 @@ func TestDispatcherMovesEachRowOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	stop := sync.OnceFunc(func() { cancel(); <-done })
+	defer stop()
 
 	released := enqueued(t, pool, "1", river.InsertManyParams{Args: worktest.CountArgs{N: 1},
 		InsertOpts: work.ForGuild(&river.InsertOpts{Queue: string(work.Sync), MaxAttempts: 7}, "99")})
@@ -85,7 +86,10 @@ func TestDispatcherMovesEachRowOnce(t *testing.T) {
 		pool.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'test_count' AND state = 'completed'`).Scan(&n)
 		return n == 2
 	})
-	time.Sleep(100 * time.Millisecond) // a second move of either row would have inserted by now
+	// Run moves rows one batch at a time and, stopped, moves what was
+	// released before returning: once it has returned, a second move of
+	// either row would have inserted its jobs.
+	stop()
 	if jobs, outbox := jobCount(t, pool); jobs != 2 || outbox != 0 {
 		t.Errorf("%d jobs and %d outbox rows, want 2 and none", jobs, outbox)
 	}

@@ -50,6 +50,9 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 	ch := openTicket(t, h, "**Help desk**", "bob")
 	message(t, h, ch, "opened ticket #1")
 	h.Stop()
+	// Paces the scenario: herald stays down until the ticket has been
+	// quiet past its inactivity period (herald's tickets read the wall
+	// clock, which the test cannot step), so the job falls due meanwhile.
 	time.Sleep(quiet + time.Second)
 	if n := count(h, ch, "no messages for a while"); n != 0 {
 		t.Fatalf("%d warnings while herald was stopped", n)
@@ -60,7 +63,7 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 	if thread(h, ch).Archived {
 		t.Fatal("closed before the grace period ended")
 	}
-	time.Sleep(grace + time.Second)
+	time.Sleep(grace + time.Second) // paces the scenario: herald stays down past the grace period
 	h.Start()
 	h.Eventually("the thread archived", func() bool { return thread(h, ch).Archived })
 	message(t, h, ch, "no messages for too long")

@@ -16,6 +16,7 @@ import (
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/synctarget"
+	"github.com/herald-bot/herald/internal/testsupport/clockwatch"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/internal/work/worktest"
@@ -210,7 +211,8 @@ func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
 		jobID = id
 	}
 
-	client := discord(s, transport.Config{Clock: s.Clock, QueueTimeout: -1})
+	clk := clockwatch.Watch(s.Clock)
+	client := discord(s, transport.Config{Clock: clk, QueueTimeout: -1})
 	published := make(chan int64, 5)
 	done := make(chan error, 1)
 	go func() {
@@ -233,15 +235,17 @@ func TestFiveRevisionsPublishOnceOnAVirtualClock(t *testing.T) {
 		return n
 	}
 	wait.Until(t, "first attempt", func() bool { return edits() == 2 })
-	if err := s.Clock.BlockUntilContext(t.Context(), 1); err != nil {
-		t.Fatal(err)
+	wait.Until(t, "the engine to wait on its clock", func() bool { return clk.Pending() > 0 })
+	// The engine sends a held request only when one of its timers fires:
+	// a step that fires none lets nothing go.
+	clk.Advance(4999 * time.Millisecond)
+	if n := clk.Woken(); n != 0 {
+		t.Fatalf("a step to +4.999s woke %d of the engine's timers: the edit would go before the reset", n)
 	}
-	s.Clock.Advance(4999 * time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
 	if n := edits(); n != 2 {
 		t.Fatalf("%d edits before the reset, want 2 (the other edit and the rate-limited attempt)", n)
 	}
-	s.Clock.Advance(time.Millisecond)
+	clk.Advance(time.Millisecond)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

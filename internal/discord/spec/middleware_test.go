@@ -8,11 +8,14 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // reports collects what Middleware reports; handlers run concurrently.
@@ -316,7 +319,11 @@ func TestMiddlewareHijackedConnection(t *testing.T) {
 	// The simulator's "unknown outcome" fault: the mutation happens, then the
 	// connection drops before any response.
 	applied := make(chan string, 2)
-	srv, rep := serve(t, v, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// judged counts the requests the middleware is done with: it reports
+	// before it returns, so once both are judged every report is in.
+	var judged atomic.Int32
+	rep := &reports{}
+	mw := v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		applied <- string(b)
 		conn, _, err := http.NewResponseController(w).Hijack()
@@ -325,7 +332,12 @@ func TestMiddlewareHijackedConnection(t *testing.T) {
 			return
 		}
 		conn.Close()
+	}), rep.add)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer judged.Add(1)
+		mw.ServeHTTP(w, r)
 	}))
+	t.Cleanup(srv.Close)
 	for _, body := range []string{`{"content":"hi"}`, `{"content":5}`} {
 		req, _ := http.NewRequest("POST", srv.URL+"/api/v9/channels/1100000000000000001/messages", strings.NewReader(body))
 		req.Header.Set("Authorization", botAuth)
@@ -340,12 +352,9 @@ func TestMiddlewareHijackedConnection(t *testing.T) {
 	}
 	// Only the bad request is reported; no response exists to judge. The
 	// request is judged after the handler dropped the connection, so the
-	// report may trail the client's error by a moment.
+	// report may trail the client's error: wait until the middleware is
+	// done with both requests, when any second, wrong report is in too.
 	// First-use schema compilation can take many seconds under -race.
-	deadline := time.Now().Add(60 * time.Second)
-	for len(rep.all()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // a second, wrong report would show by now
+	wait.Within(t, 60*time.Second, "the middleware to judge both requests", func() bool { return judged.Load() == 2 })
 	rep.one(t, "$.content")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/herald-bot/herald/internal/testsupport/clockwatch"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
@@ -25,7 +26,7 @@ import (
 // cover the same engine against the full simulator.
 type discord struct {
 	t     *testing.T
-	clk   *clockwork.FakeClock
+	clk   *clockwatch.Clock
 	srv   *httptest.Server
 	mu    sync.Mutex
 	got   []received
@@ -59,7 +60,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func newDiscord(t *testing.T, reply func(r *http.Request, n int) reply) *discord {
 	t.Helper()
-	d := &discord{t: t, clk: clockwork.NewFakeClock(), reply: reply, count: map[string]int{}}
+	d := &discord{t: t, clk: clockwatch.Watch(clockwork.NewFakeClock()), reply: reply, count: map[string]int{}}
 	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()
 		d.count[r.Method+" "+r.URL.Path]++
@@ -115,12 +116,25 @@ func (d *discord) waitRequests(n int) []received {
 }
 
 // quiet asserts no request beyond n arrives within a short real-time pause.
+// It is an absence check with no event to wait for: its callers use it
+// while a request is in flight or was just answered, or after a clock
+// step that fired timers, and nothing in the engine tells when its
+// workers have all parked again. (After a step that should wake nothing,
+// clk.Woken says so exactly, without a pause.)
 func (d *discord) quiet(n int) {
 	d.t.Helper()
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(30 * time.Millisecond) // absence check: no event marks the engine's workers parked
 	if got := d.requests(); len(got) != n {
 		d.t.Fatalf("got %d requests, want still %d: %v", len(got), n, got)
 	}
+}
+
+// countOf is how many requests to method and path (under /api/v10) have
+// arrived.
+func (d *discord) countOf(method, path string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.count[method+" /api/v10"+path]
 }
 
 // sleepers waits until n goroutines wait on the fake clock.

@@ -77,9 +77,13 @@ func TestRateLimitScopes(t *testing.T) {
 			} else {
 				d.waitRequests(3)
 			}
+			// The retry waits on the engine's clock: a step short of the
+			// wait wakes none of the engine's timers, so nothing is sent.
 			d.clk.Advance(1233 * time.Millisecond)
-			time.Sleep(20 * time.Millisecond)
-			if n := d.count["POST /api/v10"+msgs]; n != 1 {
+			if n := d.clk.Woken(); n != 0 {
+				t.Fatalf("a step to +1.233s woke %d of the engine's timers: the retry would go before the wait ended", n)
+			}
+			if n := d.countOf("POST", msgs); n != 1 {
 				t.Fatalf("retried after %d attempts before the wait ended", n)
 			}
 			d.clk.Advance(time.Millisecond)

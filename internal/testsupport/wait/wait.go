@@ -26,9 +26,20 @@ func Until(t testing.TB, what string, cond func() bool) {
 // by design, such as a job store electing a new leader.
 func Within(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	WithinShowing(t, timeout, what, cond, nil)
+}
+
+// WithinShowing is Within whose failure also says what show reports:
+// the state cond last looked at, so a timeout explains itself. A nil
+// show adds nothing.
+func WithinShowing(t testing.TB, timeout time.Duration, what string, cond func() bool, show func() string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
+			if show != nil {
+				t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, show())
+			}
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(every)

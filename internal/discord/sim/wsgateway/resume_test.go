@@ -8,6 +8,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/jonboulle/clockwork"
+
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 const guildOne = "4194304" // 1 << 22, on shard 0 of any count
@@ -274,13 +276,8 @@ func TestDisconnectKeepsSessionResumable(t *testing.T) {
 // dispatch before then if it means "while disconnected".
 func waitSessions(t *testing.T, g *Gateway, n int) {
 	t.Helper()
-	deadline := time.Now().Add(readTimeout)
-	for g.Sessions() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("Sessions() = %d, want %d", g.Sessions(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.WithinShowing(t, readTimeout, fmt.Sprintf("Sessions() = %d", n), func() bool { return g.Sessions() == n },
+		func() string { return fmt.Sprintf("Sessions() = %d", g.Sessions()) })
 }
 
 // READY's resume_gateway_url is where a session resumes (Discord's gateway
