@@ -7,12 +7,17 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
-// Many probes within the TTL cost one check; after it, the next probe
-// checks again and sees the change. A failure is kept a tenth as long.
+// Many probes within the TTL cost one check; once it has passed (to the
+// nanosecond, on a fake clock), the next probe checks again and sees the
+// change. A failure is kept a tenth as long.
 func TestCacheReady(t *testing.T) {
 	t.Parallel()
+	const ttl = 100 * time.Millisecond
+	clock := clockwork.NewFakeClock()
 	var calls atomic.Int32
 	var fail atomic.Bool
 	ready := CacheReady(func(context.Context) ([]string, error) {
@@ -21,7 +26,7 @@ func TestCacheReady(t *testing.T) {
 			return nil, errors.New("database unreachable")
 		}
 		return nil, nil
-	}, 100*time.Millisecond)
+	}, ttl, WithClock(clock))
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -35,9 +40,11 @@ func TestCacheReady(t *testing.T) {
 		t.Errorf("%d checks for 20 probes within the TTL, want 1", n)
 	}
 	fail.Store(true)
-	// Paces the scenario: the TTL is wall-clock time (CacheReady reads
-	// time.Now and takes no clock), so the test lets it pass.
-	time.Sleep(150 * time.Millisecond)
+	clock.Advance(ttl - 1)
+	if _, err := ready(t.Context()); err != nil || calls.Load() != 1 {
+		t.Errorf("a probe just within the TTL checked again: %d checks, %v", calls.Load(), err)
+	}
+	clock.Advance(1)
 	if _, err := ready(t.Context()); err == nil {
 		t.Error("a probe after the TTL did not check again")
 	}
@@ -46,7 +53,11 @@ func TestCacheReady(t *testing.T) {
 	if _, err := ready(t.Context()); err == nil {
 		t.Error("a failure was not kept at all")
 	}
-	time.Sleep(20 * time.Millisecond) // paces the scenario: lets a tenth of the TTL pass, as above
+	clock.Advance(ttl/10 - 1)
+	if _, err := ready(t.Context()); err == nil {
+		t.Error("a failure was not kept for a tenth of the TTL")
+	}
+	clock.Advance(1)
 	if _, err := ready(t.Context()); err != nil {
 		t.Errorf("a failure was kept past a tenth of the TTL: %v", err)
 	}

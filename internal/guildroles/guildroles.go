@@ -20,6 +20,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 )
@@ -55,7 +56,7 @@ type Reader struct {
 	discord *rest.Client
 	botID   string
 	window  time.Duration
-	now     func() time.Time
+	clock   clockwork.Clock // what the windows are measured on
 	// db carries news of changes between processes once Listen runs;
 	// hearing is set while its connection listens.
 	db      *pgxpool.Pool
@@ -76,10 +77,22 @@ type entry struct {
 	err  error
 }
 
+// Option configures a Reader.
+type Option func(*Reader)
+
+// WithClock measures how long reads serve (the window, Heard) and stamps
+// Snapshot.Read on c instead of the real clock, so a test can step past a
+// window rather than sleep.
+func WithClock(c clockwork.Clock) Option { return func(r *Reader) { r.clock = c } }
+
 // New returns a reader whose snapshots serve for window until Listen
 // hears of changes through db (nil: this process alone, never hearing).
-func New(discord *rest.Client, db *pgxpool.Pool, botID string, window time.Duration) *Reader {
-	return &Reader{discord: discord, db: db, botID: botID, window: window, now: time.Now, reads: map[key]*entry{}, id: rand.Text()}
+func New(discord *rest.Client, db *pgxpool.Pool, botID string, window time.Duration, opts ...Option) *Reader {
+	r := &Reader{discord: discord, db: db, botID: botID, window: window, clock: clockwork.NewRealClock(), reads: map[key]*entry{}, id: rand.Text()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // BotID is the user id whose roles the snapshots read as the bot's.
@@ -116,7 +129,7 @@ func (r *Reader) shared(ctx context.Context, k key, read func(context.Context) (
 	if e != nil {
 		select {
 		case <-e.done:
-			if e.err != nil || r.now().Sub(e.at) >= r.serves(k) {
+			if e.err != nil || r.clock.Since(e.at) >= r.serves(k) {
 				e = nil
 			}
 		default: // a read is in flight: share it
@@ -130,7 +143,7 @@ func (r *Reader) shared(ctx context.Context, k key, read func(context.Context) (
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			e.val, e.err = read(ctx)
-			e.at = r.now()
+			e.at = r.clock.Now()
 		}()
 	}
 	r.mu.Unlock()
@@ -152,7 +165,7 @@ func (r *Reader) readGuild(ctx context.Context, guildID string) (*Snapshot, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Snapshot{GuildID: guildID, OwnerID: g.OwnerID, Roles: map[string]*discordgo.Role{}, BotRoles: bot.Roles, Read: r.now()}
+	s := &Snapshot{GuildID: guildID, OwnerID: g.OwnerID, Roles: map[string]*discordgo.Role{}, BotRoles: bot.Roles, Read: r.clock.Now()}
 	for _, role := range g.Roles {
 		s.Roles[role.ID] = role
 	}

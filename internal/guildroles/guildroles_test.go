@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/sim"
@@ -15,12 +16,12 @@ import (
 	"github.com/herald-bot/herald/internal/guildroles"
 )
 
-func reader(t *testing.T, window time.Duration) (*simtest.Sim, sim.FixtureResult, *guildroles.Reader) {
+func reader(t *testing.T, window time.Duration, opts ...guildroles.Option) (*simtest.Sim, sim.FixtureResult, *guildroles.Reader) {
 	t.Helper()
 	s := simtest.New(t)
 	g := s.CreateGuild(sim.DefaultFixture())
 	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), Base: http.DefaultTransport})
-	return s, g, guildroles.New(rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID()), nil, s.BotUserID(), window)
+	return s, g, guildroles.New(rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID()), nil, s.BotUserID(), window, opts...)
 }
 
 func reads(s *simtest.Sim) int {
@@ -66,7 +67,9 @@ func TestConcurrentReadsShareOneFetch(t *testing.T) {
 // After the window, or after Forget, the next caller reads again.
 func TestWindowAndForget(t *testing.T) {
 	t.Parallel()
-	s, g, r := reader(t, 50*time.Millisecond)
+	const window = 50 * time.Millisecond
+	clock := clockwork.NewFakeClock()
+	s, g, r := reader(t, window, guildroles.WithClock(clock))
 	get := func() {
 		if _, err := r.Get(t.Context(), g.ID); err != nil {
 			t.Fatal(err)
@@ -77,10 +80,14 @@ func TestWindowAndForget(t *testing.T) {
 	if n := reads(s); n != 2 {
 		t.Fatalf("%d requests within the window, want 2", n)
 	}
-	// Paces the scenario: the window is wall-clock time (the Reader's
-	// clock cannot be set from outside its package), and the read ended
-	// before the last get returned, so this pause outlasts it.
-	time.Sleep(60 * time.Millisecond)
+	// The read was stamped before the last get returned, so the window
+	// runs from the clock's present.
+	clock.Advance(window - 1)
+	get()
+	if n := reads(s); n != 2 {
+		t.Fatalf("%d requests just within the window, want 2", n)
+	}
+	clock.Advance(1)
 	get()
 	if n := reads(s); n != 4 {
 		t.Errorf("%d requests after the window, want 4", n)
