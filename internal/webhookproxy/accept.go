@@ -194,16 +194,32 @@ func (a *acceptor) write(items []*acceptItem) {
 	}
 }
 
+// commit writes items in one transaction. The COMMIT rides in the round
+// trip of the writes unless a target needs a drain job, which River
+// inserts in the transaction first.
 func (a *acceptor) commit(items []*acceptItem) ([]acceptResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), acceptTimeout)
 	defer cancel()
-	var results []acceptResult
-	err := pgx.BeginFunc(ctx, a.db, func(tx pgx.Tx) error {
-		var err error
-		results, err = a.writeTx(ctx, tx, items)
-		return err
-	})
-	return results, err
+	conn, err := a.db.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The pool closes a connection released inside a transaction, which
+	// ends it: a failed write never leaves one open.
+	defer conn.Release()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results, committed, err := a.writeTx(ctx, tx, items)
+	switch {
+	case err != nil:
+		tx.Rollback(ctx)
+		return nil, err
+	case committed:
+		return results, nil
+	}
+	return results, tx.Commit(ctx)
 }
 
 // target is a queue's state as the accepting transaction locked it.
@@ -212,7 +228,8 @@ type target struct {
 	live  bool // a River job drains it
 }
 
-func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) ([]acceptResult, error) {
+// writeTx writes items in tx and reports whether it committed tx too.
+func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) (results []acceptResult, committed bool, err error) {
 	var names, hooks, threads, services []string
 	seen := map[string]bool{}
 	for _, it := range items {
@@ -236,9 +253,9 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 	u := queueUsage(reads, services, hooks)
 	ids := queueIDs(reads, len(items))
 	if err := tx.SendBatch(ctx, reads).Close(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	results := make([]acceptResult, len(items))
+	results = make([]acceptResult, len(items))
 	var admitted []*acceptItem
 	var admittedAt []int
 	for i, it := range items {
@@ -255,7 +272,7 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 		}
 	}
 	if len(admitted) == 0 {
-		return results, nil
+		return results, false, nil
 	}
 	// Ids were taken for every item in order; the admitted keep theirs.
 	added := map[string]int{}
@@ -267,10 +284,18 @@ func (a *acceptor) writeTx(ctx context.Context, tx pgx.Tx, items []*acceptItem) 
 	writes := &pgx.Batch{}
 	queueInsertDeliveries(writes, admitted, admittedIDs)
 	queueDepths(writes, added)
-	if err := tx.SendBatch(ctx, writes).Close(); err != nil {
-		return nil, err
+	grown := slices.Collect(maps.Keys(added))
+	committed = !slices.ContainsFunc(grown, func(n string) bool { return !targets[n].live })
+	if committed {
+		writes.Queue("COMMIT")
 	}
-	return results, startJobs(ctx, tx, a.jobs, targets, slices.Collect(maps.Keys(added)))
+	if err := tx.SendBatch(ctx, writes).Close(); err != nil {
+		return nil, false, err
+	}
+	if committed {
+		return results, true, nil
+	}
+	return results, false, startJobs(ctx, tx, a.jobs, targets, grown)
 }
 
 // queueFull is the answer when a queue is at its bound: Discord's 429
