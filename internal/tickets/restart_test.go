@@ -50,10 +50,8 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 	ch := openTicket(t, h, "**Help desk**", "bob")
 	message(t, h, ch, "opened ticket #1")
 	h.Stop()
-	// Paces the scenario: herald stays down until the ticket has been
-	// quiet past its inactivity period (herald's tickets read the wall
-	// clock, which the test cannot step), so the job falls due meanwhile.
-	time.Sleep(quiet + time.Second)
+	// herald stays down until the inactivity job falls due.
+	awaitAutoCloseDue(t, h, "the inactivity job due")
 	if n := count(h, ch, "no messages for a while"); n != 0 {
 		t.Fatalf("%d warnings while herald was stopped", n)
 	}
@@ -63,7 +61,7 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 	if thread(h, ch).Archived {
 		t.Fatal("closed before the grace period ended")
 	}
-	time.Sleep(grace + time.Second) // paces the scenario: herald stays down past the grace period
+	awaitAutoCloseDue(t, h, "the grace period over")
 	h.Start()
 	h.Eventually("the thread archived", func() bool { return thread(h, ch).Archived })
 	message(t, h, ch, "no messages for too long")
@@ -83,6 +81,19 @@ func TestAutoCloseAcrossRestart(t *testing.T) {
 	h.Eventually("the ticket closed", func() bool {
 		var status string
 		return h.DB.QueryRow(t.Context(), `SELECT status FROM tickets`).Scan(&status) == nil && strings.EqualFold(status, "closed")
+	})
+}
+
+// awaitAutoCloseDue waits, herald stopped, until the ticket's auto-close
+// job is due on the clock its worker reads: the wall clock, which the
+// test cannot step, so the scenario waits for the moment itself.
+func awaitAutoCloseDue(t *testing.T, h *heraldtest.Herald, what string) {
+	t.Helper()
+	h.Eventually(what, func() bool {
+		var at time.Time
+		err := h.DB.QueryRow(t.Context(), `SELECT max(scheduled_at) FROM river_job
+			WHERE kind = 'tickets_autoclose' AND state IN ('scheduled', 'available', 'retryable')`).Scan(&at)
+		return err == nil && !time.Now().Before(at)
 	})
 }
 

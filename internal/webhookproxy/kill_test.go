@@ -20,6 +20,7 @@ import (
 	"github.com/herald-bot/herald/internal/heraldtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // childEnv makes the test binary run as `herald run`, for the parent
@@ -111,13 +112,10 @@ func TestKill9MidBurst(t *testing.T) {
 	defer db.Close()
 	// A drain job killed mid-run holds its target until River's rescuer
 	// (every 30 s) runs it again.
-	deadline := time.Now().Add(drainTimeout)
-	for pending := -1; pending != 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending after %s", pending, drainTimeout)
-		}
-		db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'pending'`).Scan(&pending)
-	}
+	pending := -1
+	wait.WithinShowing(t, drainTimeout, "every delivery out of the pending state", func() bool {
+		return db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'pending'`).Scan(&pending) == nil && pending == 0
+	}, func() string { return fmt.Sprintf("%d still pending", pending) })
 	seen := map[string]int{}
 	for _, m := range s.Messages(general) {
 		seen[m.Content]++

@@ -13,6 +13,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // fakeDiscord answers GET Webhook with Token from a map of good tokens,
@@ -62,9 +63,7 @@ func TestVerifierAsksOncePerPair(t *testing.T) {
 			}
 		})
 	}
-	for d.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	wait.Until(t, "the verifier's call to Discord", func() bool { return d.calls.Load() > 0 })
 	close(d.release)
 	wg.Wait()
 	for _, g := range got {
