@@ -29,6 +29,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -127,7 +128,22 @@ func (s *Sender) Send(ctx context.Context, u Update) (Result, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.deliver(ctx, u, token, p)
+	r, err := s.deliver(ctx, u, token, p)
+	if tokenRefused(err) {
+		return "", river.JobCancel(fmt.Errorf("%s: %w: %w", work.ReasonExpired, outbox.ErrTokenExpired, err))
+	}
+	return r, err
+}
+
+// tokenRefused reports whether Discord refused the interaction's token
+// itself, which no retry changes: an interaction whose answer did not
+// reach Discord within its 3 seconds has no token (10015), and Discord's
+// clock may end its 15 minutes ahead of the ledger's (50027). The update
+// is lost as with a token past its life in the ledger, and callers count
+// it the same way; the work it reports on stands.
+func tokenRefused(err error) bool {
+	var api *transport.APIError
+	return errors.As(err, &api) && api.TokenRefused()
 }
 
 func (s *Sender) policy(lane work.Lane) Policy {

@@ -1,6 +1,7 @@
 package followup
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,11 +10,13 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/discord/transport"
+	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/work"
@@ -29,14 +32,19 @@ type world struct {
 	in  sim.InteractionCreated
 }
 
-func setup(t *testing.T, b Budget) *world {
+func setup(t *testing.T, b Budget) *world { return setupOn(t, b, simtest.New(t), true) }
+
+// setupOn is setup on s, the interaction answered only when answered is
+// set: one that Discord never saw answered has no usable token.
+func setupOn(t *testing.T, b Budget, s *simtest.Sim, answered bool) *world {
 	t.Helper()
 	pool := storetest.Pool(t)
-	s := simtest.New(t)
 	g := s.CreateGuild(sim.DefaultFixture())
 	in := s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: g.Channel("general"), UserID: g.Member("bob"), Kind: "command", Name: "status"})
-	if r := s.DoAs("POST", "/interactions/"+in.ID+"/"+in.Token+"/callback", "", map[string]any{"type": 5, "data": map[string]any{"flags": 64}}); r.Status != 204 {
-		t.Fatalf("deferring the interaction: %d %s", r.Status, r.Body)
+	if answered {
+		if r := s.DoAs("POST", "/interactions/"+in.ID+"/"+in.Token+"/callback", "", map[string]any{"type": 5, "data": map[string]any{"flags": 64}}); r.Status != 204 {
+			t.Fatalf("deferring the interaction: %d %s", r.Status, r.Body)
+		}
 	}
 	if _, err := pool.Exec(t.Context(), `INSERT INTO interaction_ledger (idempotency_key, event_id, token) VALUES ($1, $2, $3)`,
 		in.ID+":1:view", in.ID, in.Token); err != nil {
@@ -217,5 +225,39 @@ func TestExpiredToken(t *testing.T) {
 	_, err := w.snd.Send(t.Context(), Update{Lane: work.Interactive, InteractionID: w.in.ID, Key: "a", Content: "late"})
 	if err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Discord refusing the interaction's token while the ledger still holds
+// it ends the update as an expired token does, counted by callers as a
+// lost reply, never as a failure of the work: an answer that missed
+// Discord's 3 s leaves no token (10015), and Discord's clock may end the
+// 15 minutes first (50027).
+func TestTokenRefusedByDiscord(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name     string
+		answered bool
+		wait     time.Duration
+		code     int
+	}{
+		{"never answered", false, 0, 10015},
+		{"past its life on Discord's clock", true, 16 * time.Minute, 50027},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := simtest.New(t, simtest.WithFakeClock())
+			w := setupOn(t, Budget{Max: 3}, s, c.answered)
+			s.Clock.Advance(c.wait)
+			_, err := w.snd.Send(t.Context(), Update{Lane: work.Interactive, InteractionID: w.in.ID, Key: "a", Content: "done"})
+			var api *transport.APIError
+			if !errors.Is(err, outbox.ErrTokenExpired) || !errors.As(err, &api) || api.Code != c.code {
+				t.Fatalf("err = %v, want the token expired, from Discord's %d", err, c.code)
+			}
+			var cancel *river.JobCancelError
+			if !errors.As(err, &cancel) {
+				t.Errorf("err = %v, want the job cancelled: no retry makes the token usable", err)
+			}
+		})
 	}
 }

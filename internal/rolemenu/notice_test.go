@@ -110,3 +110,40 @@ func TestLateChangeIsAnnounced(t *testing.T) {
 		}
 	}
 }
+
+// A click whose answer missed Discord's 3 s has no token to reply with:
+// its role changes all the same, the lost reply is counted, and the
+// member's next click is carried out as usual — Discord's refusal of the
+// token does not hold up the member's queue.
+func TestMissedAnswerLosesOnlyTheReply(t *testing.T) {
+	t.Parallel()
+	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
+	admin := h.As("admin")
+	admin.Command("general", "/rolemenu/create", heraldtest.Opts{"name": "missed"}).Reply()
+	for _, r := range []string{"Red", "Blue"} {
+		admin.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": "missed", "role": h.Role(r)}).Reply()
+	}
+	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "missed", "channel": h.Channel("roles")}).Reply()
+	msg := menuMessage(t, h, "roles", "missed", func(m *discordgo.Message) bool { return len(interaction.Buttons(m)) == 2 })
+
+	const callback = "POST /interactions/{interaction_id}/{interaction_token}/callback"
+	h.Sim.SetFault(sim.Fault{Route: callback, LatencyMS: 3500})
+	missed := h.As("bob").Click(msg, heraldtest.Button(t, msg, "Red"))
+	h.Eventually("bob has Red", func() bool { return hasRole(h, "bob", "Red") })
+	h.Eventually("the lost reply counted", func() bool {
+		return strings.Contains(h.Metrics(), `herald_rolemenu_late_replies_total{notice="none"} 1`)
+	})
+	if st := h.Sim.Interaction(missed.ID); st.Acked {
+		t.Fatal("the slow answer reached Discord: the test needs it missed")
+	}
+	h.Sim.SetFault(sim.Fault{Route: callback, Clear: true})
+	reply := h.As("bob").Click(msg, heraldtest.Button(t, msg, "Blue")).Reply()
+	h.Eventually("bob has Blue", func() bool { return hasRole(h, "bob", "Blue") })
+	if !strings.Contains(reply.Content, h.Role("Blue")) {
+		t.Errorf("reply to the next click: %q, want it to name Blue", reply.Content)
+	}
+	var cancelled int
+	if err := h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'rolemenu_apply' AND state = 'cancelled'`).Scan(&cancelled); err != nil || cancelled != 0 {
+		t.Errorf("%d apply jobs cancelled (%v), want none: a lost reply is not a failure", cancelled, err)
+	}
+}

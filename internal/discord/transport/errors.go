@@ -120,10 +120,16 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("discord: %s: %d %s (code %d: %s)", e.Route, e.Status, http.StatusText(e.Status), e.Code, e.Message)
 }
 
+// TokenRefused reports whether Discord refused the webhook or interaction
+// token in the path: 10015 Unknown Webhook or 50027 Invalid Webhook Token.
+func (e *APIError) TokenRefused() bool {
+	return e.Code == codeUnknownWebhook || e.Code == codeInvalidWebhookToken
+}
+
 // Class classifies the answer by Discord's error code first, then status.
 func (e *APIError) Class() Class {
 	switch {
-	case e.Code == 50027: // Invalid Webhook Token: that webhook or interaction is unusable
+	case e.Code == codeInvalidWebhookToken: // that webhook or interaction is unusable
 		return NotFound
 	case e.Status == http.StatusUnauthorized && strings.Contains(e.Route, "_token}"):
 		// The token in the path was refused, not the bot's (Route.TokenAuth).
