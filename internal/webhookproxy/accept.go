@@ -369,22 +369,27 @@ func queueIDs(b *pgx.Batch, n int) *[]int64 {
 	return ids
 }
 
-// queueInsertDeliveries queues storing items, each under its id in ids.
+// queueInsertDeliveries queues storing items, each under its id in ids,
+// as pending, and adding them to the usage: this insert is the only way
+// into the pending state, so no trigger counts it (migration 00031).
 func queueInsertDeliveries(b *pgx.Batch, items []*acceptItem, ids []int64) {
 	var targets, hooks, tokens, fps, threads, variants, events, services, types []string
 	bodies := make([][]byte, 0, len(items))
+	ones, sizes := make([]int64, 0, len(items)), make([]int64, 0, len(items))
 	for _, it := range items {
 		d := it.d
 		targets, hooks, tokens, fps = append(targets, d.target), append(hooks, d.webhookID), append(tokens, d.token), append(fps, d.fp)
 		threads, variants, events = append(threads, d.threadID), append(variants, d.variant), append(events, d.event)
 		services, types = append(services, d.service), append(types, d.contentType)
 		bodies = append(bodies, d.body)
+		ones, sizes = append(ones, 1), append(sizes, int64(len(d.body)))
 	}
 	b.Queue(`INSERT INTO webhookproxy_deliveries
 			(id, target, webhook_id, token, token_fp, thread_id, variant, event, service, content_type, body)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 			$9::text[], $10::text[], $11::bytea[])`,
 		ids, targets, hooks, tokens, fps, threads, variants, events, services, types, bodies)
+	b.Queue(`SELECT webhookproxy_usage_add($1, $2, $3, $4)`, ones, sizes, services, hooks)
 }
 
 // inserter inserts jobs within a transaction: the Kit's work.Inserter,

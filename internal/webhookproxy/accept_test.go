@@ -3,8 +3,11 @@ package webhookproxy
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
@@ -32,7 +35,8 @@ func TestGroupCommit(t *testing.T) {
 			target = "1100000000000000002"
 		}
 		it := &acceptItem{d: delivery{target: target, webhookID: target, token: "tok", contentType: "application/json",
-			body: []byte(`{"content":"x"}`)}, done: make(chan acceptResult, 1)}
+			service: []string{"ci", "alerts", "ci"}[i%3], body: []byte(`{"content":"` + strings.Repeat("x", i) + `"}`)},
+			done: make(chan acceptResult, 1)}
 		a.queueOf(it.d) <- it
 		results[i] = it.done
 	}
@@ -83,6 +87,40 @@ func TestGroupCommit(t *testing.T) {
 	db.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'webhookproxy_drain'`).Scan(&drains)
 	if drains != 2 {
 		t.Errorf("%d drain jobs, want still 2: a target with a live job gets none", drains)
+	}
+	checkUsage(t, db, 25)
+}
+
+// checkUsage fails t unless the usage the quotas read is, scope by scope,
+// the rows and body bytes pending in the deliveries, of which there are
+// pending.
+func checkUsage(t *testing.T, db *pgxpool.Pool, pending int) {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(t.Context(), `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'pending'`).Scan(&n); err != nil || n != pending {
+		t.Fatalf("%d deliveries pending (%v), want %d", n, err, pending)
+	}
+	rows, err := db.Query(t.Context(), `
+		WITH pending AS (SELECT service, webhook_id, octet_length(coalesce(body, ''))::bigint AS size
+				FROM webhookproxy_deliveries WHERE state = 'pending'),
+			want AS (SELECT scope, count(*)::bigint AS rows, sum(size)::bigint AS bytes FROM (
+				SELECT 'key:' || service AS scope, size FROM pending
+				UNION ALL SELECT 'webhook:' || webhook_id, size FROM pending) d GROUP BY scope),
+			got AS (SELECT scope, sum(rows)::bigint AS rows, sum(bytes)::bigint AS bytes FROM webhookproxy_usage GROUP BY scope)
+		SELECT scope, coalesce(w.rows, 0), coalesce(g.rows, 0), coalesce(w.bytes, 0), coalesce(g.bytes, 0)
+		FROM want w FULL JOIN got g USING (scope)
+		WHERE coalesce(w.rows, 0) <> coalesce(g.rows, 0) OR coalesce(w.bytes, 0) <> coalesce(g.bytes, 0)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scope string
+	var wantRows, gotRows, wantBytes, gotBytes int64
+	_, err = pgx.ForEachRow(rows, []any{&scope, &wantRows, &gotRows, &wantBytes, &gotBytes}, func() error {
+		t.Errorf("usage of %s: %d rows, %d bytes; pending: %d rows, %d bytes", scope, gotRows, gotBytes, wantRows, wantBytes)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
