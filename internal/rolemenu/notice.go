@@ -174,11 +174,12 @@ func (d *deps) changeRate(ctx context.Context, guildID string, now time.Time, li
 }
 
 // lateReplies counts results not sent: replaced by a notice ("given"), or
-// lost because the click's token ended first without one ("none").
+// lost without one because the click's token ended first or Discord
+// refused it, as after an answer that missed its 3 s ("none").
 func lateReplies(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_rolemenu_late_replies_total",
-		Help: "Role-menu results not sent: replaced by a notice of when to expect the change (notice=given), or lost because the click's interaction token ended first (notice=none).",
+		Help: "Role-menu results not sent: replaced by a notice of when to expect the change (notice=given), or lost because the click's interaction token ended first or Discord refused it (notice=none).",
 	}, []string{"notice"})
 	if reg != nil {
 		reg.MustRegister(c)
