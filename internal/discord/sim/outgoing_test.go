@@ -5,10 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
@@ -23,6 +26,7 @@ type endpoint struct {
 	*httptest.Server
 	mu       sync.Mutex
 	received []map[string]any
+	opened   atomic.Int32 // connections the simulator opened to it
 }
 
 func newEndpoint(t *testing.T, s *simtest.Sim, trusting bool, answer func(w http.ResponseWriter, r *http.Request)) *endpoint {
@@ -36,7 +40,7 @@ func newEndpoint(t *testing.T, s *simtest.Sim, trusting bool, answer func(w http
 		t.Fatalf("verify_key %q is not a hex Ed25519 public key", app.VerifyKey)
 	}
 	e := &endpoint{}
-	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	e.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		sig, _ := hex.DecodeString(r.Header.Get(sim.HeaderSignature))
 		msg := append([]byte(r.Header.Get(sim.HeaderTimestamp)), body...)
@@ -56,6 +60,12 @@ func newEndpoint(t *testing.T, s *simtest.Sim, trusting bool, answer func(w http
 		e.mu.Unlock()
 		answer(w, r)
 	}))
+	e.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			e.opened.Add(1)
+		}
+	}
+	e.Start()
 	t.Cleanup(e.Close)
 	return e
 }
@@ -185,5 +195,42 @@ func TestEndpointMayAnswerThroughTheCallbackRoute(t *testing.T) {
 	wait.Until(t, "the answer", func() bool { st = s.Interaction(in.ID); return st.Acked })
 	if st.AnsweredVia != sim.ViaCallback || st.AckType != 6 || st.DeliveryError != "" {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// Interactions posted at once keep their connections: a second burst as
+// large as the first opens none. With http.DefaultTransport's 2 idle
+// connections per host it would dial all but two again, and the
+// simulator, not the endpoint, would set the pace of a bench.
+func TestConcurrentDeliveriesReuseConnections(t *testing.T) {
+	s, _, click := liveWorld(t)
+	const parallel = 16
+	arrived := make(chan struct{}, parallel)
+	release := make(chan struct{})
+	e := newEndpoint(t, s, false, func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		reply(`{"type":6}`)(w, r)
+	})
+	s.SetInteractionsEndpoint(e.URL)
+	for range 2 {
+		var ids []string
+		for range parallel {
+			ids = append(ids, s.Interact(click).ID)
+		}
+		for range parallel {
+			<-arrived
+		}
+		for range parallel {
+			release <- struct{}{}
+		}
+		wait.Until(t, "every answer read", func() bool {
+			return !slices.ContainsFunc(ids, func(id string) bool { return !s.Interaction(id).Acked })
+		})
+	}
+	// A connection goes back to the pool just after its answer is read,
+	// so a second burst may, rarely, start before the last one is back.
+	if n := int(e.opened.Load()); n < parallel || n > parallel+2 {
+		t.Errorf("%d connections opened for 2 bursts of %d interactions at once, want %d (at most 2 more)", n, parallel, parallel)
 	}
 }

@@ -134,7 +134,11 @@ func New(opts Options) *Server {
 	}
 	s.resetLocked()
 	s.key = applicationKey(s.st.appID)
-	s.outgoing = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// Interactions are POSTed at once, as many as are created: with
+	// http.DefaultTransport's 2 idle connections per host, every POST
+	// beyond two at once would dial and close a connection of its own.
+	s.outgoing = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	s.gw = newGateway(s)
 	s.control = s.controlMux()
 	return s

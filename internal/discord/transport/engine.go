@@ -105,12 +105,14 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
-// idleConns is how many idle connections to Discord the default Base
-// keeps. http.DefaultTransport keeps 2 per host: over HTTP/1.1 (a proxy
-// in front of Discord, the simulator) every request beyond two at once
-// opened a new connection and closed it after, a dial or a TLS handshake
-// per request. Buckets send one request at a time each and the global
-// limit is 50 a second, so 100 covers every request on the wire at once.
+// idleConns is the least number of idle connections to Discord the
+// default Base keeps. http.DefaultTransport keeps 2 per host: over
+// HTTP/1.1 (a proxy in front of Discord, the simulator) every request
+// beyond two at once opened a new connection and closed it after, a dial
+// or a TLS handshake per request. Idle connections never outnumber the
+// requests that were on the wire at once, so a high cap costs nothing
+// until it is used: it follows the global limit (a second's worth of
+// requests), and is at least 100.
 const idleConns = 100
 
 func (c *Config) defaults() {
@@ -124,11 +126,6 @@ func (c *Config) defaults() {
 			*v = d
 		}
 	}
-	if c.Base == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConns, t.MaxIdleConnsPerHost = idleConns, idleConns
-		c.Base = t
-	}
 	if c.UserAgent == "" {
 		c.UserAgent = UserAgent("dev")
 	}
@@ -139,6 +136,12 @@ func (c *Config) defaults() {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	defInt(&c.GlobalLimit, 50)
+	if c.Base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = max(idleConns, c.GlobalLimit)
+		t.MaxIdleConnsPerHost = t.MaxIdleConns
+		c.Base = t
+	}
 	def(&c.GlobalPeriod, time.Second)
 	def(&c.RequestTimeout, 20*time.Second)
 	defInt(&c.MaxRetries, 5)

@@ -13,10 +13,19 @@ import (
 // The default Base keeps a connection for each request the engine had on
 // the wire at once: rounds of concurrent requests to one host open
 // connections in the first round only. http.DefaultTransport keeps 2
-// idle, so each later round would open 6 of 8 again.
+// idle, so each later round would open 6 of 8 again; a bot whose global
+// limit allows more than 100 at once keeps that many.
 func TestDefaultBaseKeepsConnectionsForConcurrentRequests(t *testing.T) {
 	t.Parallel()
-	const parallel, rounds = 8, 3
+	for _, c := range []struct{ global, parallel int }{{0, 8}, {400, 150}} {
+		t.Run(fmt.Sprintf("global %d", c.global), func(t *testing.T) {
+			t.Parallel()
+			keepsConnections(t, Config{GlobalLimit: c.global}, c.parallel, 2)
+		})
+	}
+}
+
+func keepsConnections(t *testing.T, cfg Config, parallel, rounds int) {
 	var opened atomic.Int32
 	arrived := make(chan struct{}, parallel)
 	release := make(chan struct{})
@@ -33,7 +42,7 @@ func TestDefaultBaseKeepsConnectionsForConcurrentRequests(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	e := New(Config{})
+	e := New(cfg)
 	for range rounds {
 		var wg sync.WaitGroup
 		for c := range parallel {
@@ -56,7 +65,7 @@ func TestDefaultBaseKeepsConnectionsForConcurrentRequests(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	if n := opened.Load(); n != parallel {
+	if n := int(opened.Load()); n != parallel {
 		t.Errorf("%d connections opened for %d rounds of %d requests at once, want %d", n, rounds, parallel, parallel)
 	}
 }
