@@ -223,6 +223,10 @@ func (d *desk) closeOpen(settle bool) []string {
 	return out
 }
 
+// closedBy is in every closing message: the answer to a close from inside
+// the ticket, or the close job's post.
+const closedBy = "closed by <@"
+
 // check holds every ticket to what the simulator saw. Postgres stays up
 // in these tests: no answer may be "unconfirmed".
 func (d *desk) check(mode string) tally {
@@ -259,10 +263,10 @@ func (d *desk) check(mode string) tally {
 		switch {
 		case x.st != "closed":
 			problem("ticket #%d is %s", x.number, x.st)
-		case strings.Count(x.plain, "This ticket was closed by") != 1 || strings.Count(x.plain, fmt.Sprintf("opened ticket #%d.", x.number)) != 1:
+		case strings.Count(x.plain, closedBy) != 1 || strings.Count(x.plain, fmt.Sprintf("opened ticket #%d.", x.number)) != 1:
 			r.duplicated++
 			problem("ticket #%d: transcript with %d closing messages and %d welcomes", x.number,
-				strings.Count(x.plain, "This ticket was closed by"), strings.Count(x.plain, fmt.Sprintf("opened ticket #%d.", x.number)))
+				strings.Count(x.plain, closedBy), strings.Count(x.plain, fmt.Sprintf("opened ticket #%d.", x.number)))
 		}
 		if n := countContent(d.s.Messages(d.g.Channel("ticket-log")), upload); n != 1 {
 			problem("ticket #%d: %d transcript uploads", x.number, n)

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/herald-bot/herald/internal/discord/rest"
+	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -63,7 +64,17 @@ func (d *deps) closeFn(ctx context.Context, in *interaction.Interaction, reason 
 		if _, err := markClosing(ctx, tx, t.ID, in.UserID(), reason); err != nil {
 			return nil, nil, err
 		}
-		return say(in, "closing", map[string]any{"Number": t.Number}), one(closeJob(t.ID, ruleManual)), nil
+		if t.ChannelID == nil || *t.ChannelID != in.ChannelID {
+			return say(in, "closing", map[string]any{"Number": t.Number}), one(closeJob(t.ID, ruleManual)), nil
+		}
+		// Closed from inside the ticket: the answer is the closing
+		// message, for everyone there, so the close job posts none.
+		job := closeJob(t.ID, ruleManual)
+		job.Args = closeArgs{TicketID: t.ID, Rule: ruleManual, Announced: true}
+		loc := d.catalog.For(t.GuildLocale, t.Locale)
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+			Data: &discordgo.InteractionResponseData{Content: closingText(loc, "tickets.closing_public", t.Number, in.UserID(), ruleManual, reason),
+				AllowedMentions: &discordgo.MessageAllowedMentions{}}}, one(job), nil
 	}
 }
 
@@ -91,9 +102,11 @@ func insertTx(ctx context.Context, tx pgx.Tx, guildID string, jobs ...river.Inse
 }
 
 // closeArgs is a ticket's close: an event job of resumable steps.
+// Announced says the close's answer in the ticket was its closing message.
 type closeArgs struct {
-	TicketID int64  `json:"ticket_id"`
-	Rule     string `json:"rule"`
+	TicketID  int64  `json:"ticket_id"`
+	Rule      string `json:"rule"`
+	Announced bool   `json:"announced,omitempty"`
 }
 
 func (closeArgs) Kind() string { return "tickets_close" }
@@ -138,6 +151,9 @@ func (w *closeWorker) Work(ctx context.Context, j *river.Job[closeArgs]) error {
 		})
 	}
 	step("message", func(ctx context.Context) (func(pgx.Tx) error, error) {
+		if j.Args.Announced {
+			return nil, nil
+		}
 		return nil, w.closingMessage(ctx, t, j.Args.Rule)
 	})
 	step("transcript", func(ctx context.Context) (func(pgx.Tx) error, error) { return w.buildTranscript(ctx, t) })
@@ -172,21 +188,31 @@ func (w *closeWorker) closingMessage(ctx context.Context, t *ticket, rule string
 	if t.ChannelID == nil || rule == ruleDeleted {
 		return nil
 	}
-	loc := w.catalog.For(t.GuildLocale, t.Locale)
-	by := loc.T("tickets.close_by_herald", nil)
+	by := ""
 	if t.ClosedBy != nil {
-		by = userMention(*t.ClosedBy)
+		by = *t.ClosedBy
 	}
-	text := loc.T("tickets.closing_message", map[string]any{"By": by, "Why": loc.T("tickets.rule."+rule, nil)})
-	if t.CloseReason != "" {
-		text += "\n" + loc.T("tickets.event.reason", map[string]any{"Reason": t.CloseReason})
-	}
+	text := closingText(w.catalog.For(t.GuildLocale, t.Locale), "tickets.closing_message", t.Number, by, rule, t.CloseReason)
 	_, err := w.discord.CreateMessage(ctx, *t.ChannelID, rest.NewMessage{Content: text,
 		AllowedMentions: &discordgo.MessageAllowedMentions{}, Nonce: fmt.Sprintf("tc%d", t.ID)})
 	if gone(err) {
 		return nil
 	}
 	return err
+}
+
+// closingText is a closing message (key): who closed ticket number (a
+// user id, "" for herald itself), by which rule, and the reason given.
+func closingText(loc *i18n.Localizer, key string, number int, by, rule, reason string) string {
+	who := loc.T("tickets.close_by_herald", nil)
+	if by != "" {
+		who = userMention(by)
+	}
+	text := loc.T(key, map[string]any{"Number": number, "By": who, "Why": loc.T("tickets.rule."+rule, nil)})
+	if reason != "" {
+		text += "\n" + loc.T("tickets.event.reason", map[string]any{"Reason": reason})
+	}
+	return text
 }
 
 // upload posts the transcript to the log channel, once (by nonce), and

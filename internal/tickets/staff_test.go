@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
 )
@@ -82,14 +84,17 @@ func TestStaffCommands(t *testing.T) {
 	}
 
 	// A close request, confirmed by the opener, closes the ticket: the
-	// closing message, the transcript in the log channel, a DM, and the
-	// thread archived and locked.
+	// closing message (the confirmation's answer, for everyone in the
+	// ticket: the close job posts no other), the transcript in the log
+	// channel, a DM, and the thread archived and locked.
 	if r := command(h, "tess", ch, "close-request", map[string]any{"reason": "solved"}).text(t); !strings.Contains(r, "Asked the opener") {
 		t.Errorf("close-request: %q", r)
 	}
 	request := message(t, h, ch, "thinks this ticket can be closed")
-	if r := h.As("bob").Click(request, heraldtest.Button(t, request, "Close now")).Reply(); !strings.Contains(r.Content, "Closing ticket #1") {
-		t.Errorf("confirm: %q", r.Content)
+	closedBy := "Closing ticket #1, closed by <@" + h.Member("bob") + ">: closed on request"
+	if r := h.As("bob").Click(request, heraldtest.Button(t, request, "Close now")).Reply(); !strings.Contains(r.Content, closedBy) ||
+		!strings.Contains(r.Content, "Reason: solved") || r.Flags&discordgo.MessageFlagsEphemeral != 0 {
+		t.Errorf("confirm: %q (flags %d), want the public closing message", r.Content, r.Flags)
 	}
 	h.Eventually("the thread archived and locked", func() bool { th := thread(h, ch); return th.Archived && th.Locked })
 	upload := message(t, h, h.Channel("ticket-log"), "Transcript of ticket #1")
@@ -100,8 +105,8 @@ func TestStaffCommands(t *testing.T) {
 	if slices.Sort(files); !slices.Equal(files, []string{"ticket-0001.html", "ticket-0001.txt"}) {
 		t.Errorf("uploaded %v", files)
 	}
-	if n := count(h, ch, "This ticket was closed by <@"+h.Member("bob")+">"); n != 1 {
-		t.Errorf("%d closing messages, want 1", n)
+	if n, posted := count(h, ch, closedBy), count(h, ch, "This ticket was closed by"); n != 1 || posted != 0 {
+		t.Errorf("%d closing answers and %d closing messages, want the answer alone", n, posted)
 	}
 	var reason string
 	h.DB.QueryRow(t.Context(), `SELECT close_reason FROM tickets`).Scan(&reason)
