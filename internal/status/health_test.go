@@ -39,3 +39,24 @@ func TestStatusNamesTheEdgeBlock(t *testing.T) {
 		t.Errorf("en-US: %q", line)
 	}
 }
+
+// While Discord fails many requests, the status says so and what herald
+// does about it, in every language.
+func TestStatusNamesADegradedDiscord(t *testing.T) {
+	c, err := i18n.New(locales.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	h := transport.Health{Time: now, Failing: 6, Degraded: true, InvalidLimit: 9000}
+	for _, locale := range []string{"en-US", "de", "fr", "ko"} {
+		lines := healthLines(c.For(locale, ""), h, now)
+		if len(lines) != 2 || !strings.Contains(lines[0], "6") || strings.Contains(lines[0], "status.degraded") {
+			t.Errorf("%s: %q, want the failing count", locale, lines)
+		}
+	}
+	h.Degraded = false
+	if lines := healthLines(c.For("en-US", ""), h, now); len(lines) != 1 {
+		t.Errorf("healthy: %q", lines)
+	}
+}

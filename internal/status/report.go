@@ -240,6 +240,9 @@ func healthLines(loc *i18n.Localizer, h transport.Health, now time.Time) []strin
 	if h.GlobalGateUntil.After(now) {
 		lines = append(lines, loc.T("status.global_gate", map[string]any{"Until": h.GlobalGateUntil.Unix()}))
 	}
+	if h.Degraded {
+		lines = append(lines, loc.T("status.degraded", map[string]any{"Failing": h.Failing}))
+	}
 	for _, c := range h.OpenCircuits {
 		lines = append(lines, loc.T("status.breaker", map[string]any{"Route": "`" + c.Route + "`", "Since": c.Since.Unix(), "Failures": c.ConsecutiveFailures}))
 	}

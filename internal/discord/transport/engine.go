@@ -187,6 +187,7 @@ type Engine struct {
 	globalTimerAt time.Time
 	gateUntil     time.Time // closed by a global 429
 	learned       learnedGlobal
+	discord       health    // recent attempts' outcomes (degraded.go)
 	edgeUntil     time.Time // closed when Discord's edge blocks the bot (edge.go)
 	edgeReason    string
 	// unauthorized is set by a 401 to the bot token (killswitch.go).

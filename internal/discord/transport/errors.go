@@ -178,7 +178,7 @@ func parseAPIError(route string, status int, header http.Header, body []byte) *A
 type RateLimitedError struct {
 	Route      string
 	Bucket     string
-	Scope      string // user, shared, global, edge (a header-less block)
+	Scope      string // user, shared, global, edge (a header-less block), degraded (Discord failing: degraded.go)
 	RetryAfter time.Duration
 }
 

@@ -31,6 +31,11 @@ type Health struct {
 	// share the token (Engine.Share), which changes as the remainder
 	// takes turns.
 	GlobalShare int
+	// Failing is how many of the engine's last attempts Discord answered
+	// 5xx or not at all; Degraded, at degradedFailures or more, means
+	// requests below interactive priority go one at a time (degraded.go).
+	Failing  int
+	Degraded bool
 	// OpenCircuits are the buckets whose breaker is open or half-open.
 	OpenCircuits []OpenCircuit
 	// InvalidRequests (401, 403, non-shared 429) the bot's own calls
@@ -81,7 +86,7 @@ func (e *Engine) Health() Health {
 		EdgeBlockedUntil: e.edgeUntil, EdgeBlockedReason: e.edgeReason, GlobalGateUntil: e.gateUntil,
 		GlobalShare:     int(float64(e.globalShare(now)) / e.cfg.GlobalPeriod.Seconds()),
 		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
-		DeadWebhooks: len(e.deadWebhooks),
+		DeadWebhooks: len(e.deadWebhooks), Failing: e.discord.failures(now), Degraded: e.discord.degraded(now),
 	}
 	for _, b := range e.buckets {
 		if b.breaker != breakerClosed {

@@ -42,6 +42,14 @@ func newMetrics(e *Engine, reg prometheus.Registerer) *metrics {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return f(e.Snapshot()) })
 	}
 	reg.MustRegister(m.requests, m.rateLimited, m.retries, m.outcomes, m.queueWait,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_discord_degraded",
+			Help: "1 while Discord fails many of this process's requests (5xx or no answer) and requests below interactive priority go one at a time."},
+			func() float64 {
+				if e.Health().Degraded {
+					return 1
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_discord_global_share",
 			Help: "Requests a second of the bot's global limit this process may send: all of it, or its share beside the other processes on the token."},
 			func() float64 { return float64(e.Health().GlobalShare) }),

@@ -87,11 +87,20 @@ func (e *Engine) work(b *bucket) {
 			}
 			b.breaker = breakerHalfOpen // this request is the one probe
 		}
+		if w := e.discord.wait(it.priority, now); w > 0 {
+			if e.overMaxWait(b, it, w, "degraded") {
+				continue
+			}
+			e.leaveGlobal(b, now)
+			e.sleep(b, w)
+			continue
+		}
 		if !it.route.Exempt && b.slot < 0 && !e.acquireGlobal(b, now) {
 			e.starved(b)
 			e.await(b)
 			continue // and claim b again: it may have gone meanwhile
 		}
+		e.discord.sending(it.priority, now)
 		b.pop()
 		slot := b.slot
 		b.slot = -1
@@ -201,6 +210,7 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 			e.deliver(it, nil, nil, it.ctx.Err())
 			return
 		}
+		e.discord.record(now, true)
 		if wrote && !it.idempotent {
 			e.failure(b, now)
 			e.metrics.outcome(r, "unknown_outcome")
@@ -218,6 +228,7 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 		it.bucket = b
 	}
 	status := resp.StatusCode
+	e.discord.record(now, status >= 500)
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.rateLimited(own, b, it, resp, body, now)

@@ -1,0 +1,63 @@
+package transport
+
+import "time"
+
+// While Discord fails many requests at once — an incident: 5xx answers or
+// none, on any route — a retry is as likely to fail as the first try, and
+// every one is a call Discord must serve. So while degradedFailures of the
+// engine's last healthWindow attempts (within healthMaxAge) failed,
+// requests below interactive priority go out one at a time, probeEvery
+// apart: each is a probe of whether Discord is back, and the others wait
+// for it. Member-facing requests go as they come (and probe too). Once
+// enough attempts succeed, or the failures age out, everything goes again.
+// The state is this process's own.
+const (
+	healthWindow     = 10
+	degradedFailures = 3
+	healthMaxAge     = 10 * time.Second
+	probeEvery       = 500 * time.Millisecond
+)
+
+// health is the outcomes of the engine's last attempts.
+type health struct {
+	at        [healthWindow]time.Time
+	failed    [healthWindow]bool
+	next      int
+	lastProbe time.Time
+}
+
+// record notes one attempt's outcome: failed when Discord answered 5xx or
+// not at all.
+func (h *health) record(now time.Time, failed bool) {
+	h.at[h.next], h.failed[h.next] = now, failed
+	h.next = (h.next + 1) % healthWindow
+}
+
+// failures counts the recent failed attempts.
+func (h *health) failures(now time.Time) int {
+	n := 0
+	for i, at := range h.at {
+		if h.failed[i] && now.Sub(at) < healthMaxAge {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *health) degraded(now time.Time) bool { return h.failures(now) >= degradedFailures }
+
+// wait is how long a request of priority p must wait before it may go as
+// the next probe (0: it may go now).
+func (h *health) wait(p Priority, now time.Time) time.Duration {
+	if p == PriorityInteractive || !h.degraded(now) {
+		return 0
+	}
+	return max(0, h.lastProbe.Add(probeEvery).Sub(now))
+}
+
+// sending notes that a request of priority p goes now.
+func (h *health) sending(p Priority, now time.Time) {
+	if p != PriorityInteractive && h.degraded(now) {
+		h.lastProbe = now
+	}
+}
