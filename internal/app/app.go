@@ -448,7 +448,7 @@ func (a *App) ready(stored adminhttp.ReadyFunc) adminhttp.ReadyFunc {
 			notes = append(notes, "Discord's global rate limit holds requests until "+h.GlobalGateUntil.Format(time.RFC3339Nano))
 		}
 		if h.Degraded {
-			notes = append(notes, fmt.Sprintf("Discord failed %d of herald's last requests: requests below interactive priority go one at a time", h.Failing))
+			notes = append(notes, fmt.Sprintf("Discord failed herald's last requests on %d routes: requests below interactive priority go one at a time", h.Failing))
 		}
 		if err := h.Err(); err != nil {
 			return notes, err

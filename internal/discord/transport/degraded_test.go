@@ -80,21 +80,24 @@ func isDegraded(err error) bool {
 	return errors.As(err, &rl) && rl.Scope == "degraded" && rl.RetryAfter > 0 && rl.RetryAfter <= probeEvery
 }
 
-// The health record counts only recent failures, and interactive requests
-// never wait on it.
+// The health record counts recent failures once per bucket, and
+// interactive requests never wait on it.
 func TestHealthCountsRecentFailures(t *testing.T) {
 	t.Parallel()
 	var h health
 	t0 := time.Unix(1_700_000_000, 0)
-	for i := range degradedFailures - 1 {
-		h.record(t0.Add(time.Duration(i)*time.Millisecond), true)
+	// One resource failing again and again is its breaker's business.
+	for range healthWindow {
+		h.record(t0, "a", true)
 	}
 	if h.degraded(t0) {
-		t.Fatalf("degraded after %d failures", degradedFailures-1)
+		t.Fatal("degraded by one bucket's failures")
 	}
-	h.record(t0, true)
+	for i := 1; i < degradedFailures; i++ {
+		h.record(t0, strconv.Itoa(i), true)
+	}
 	if !h.degraded(t0) || h.wait(PriorityEvents, t0) != 0 {
-		t.Fatal("the first probe must go at once")
+		t.Fatalf("%d buckets failing: degraded %v; the first probe must go at once", h.failures(t0), h.degraded(t0))
 	}
 	h.sending(PriorityEvents, t0)
 	if w := h.wait(PriorityBackground, t0.Add(100*time.Millisecond)); w != probeEvery-100*time.Millisecond {
@@ -104,16 +107,16 @@ func TestHealthCountsRecentFailures(t *testing.T) {
 		t.Errorf("an interactive request waits %s", w)
 	}
 	// Successes push failures out of the window.
-	for range healthWindow - degradedFailures + 1 {
-		h.record(t0, false)
+	for range healthWindow - 1 {
+		h.record(t0, "b", false)
 	}
 	if h.degraded(t0) {
-		t.Errorf("still degraded with %d of the last %d failed", h.failures(t0), healthWindow)
+		t.Errorf("still degraded with %d buckets failing in the last %d attempts", h.failures(t0), healthWindow)
 	}
 	// And failures older than healthMaxAge no longer count.
 	var old health
-	for range healthWindow {
-		old.record(t0, true)
+	for i := range healthWindow {
+		old.record(t0, strconv.Itoa(i), true)
 	}
 	if !old.degraded(t0.Add(healthMaxAge-time.Millisecond)) || old.degraded(t0.Add(healthMaxAge)) {
 		t.Error("failures must count for healthMaxAge, then not at all")

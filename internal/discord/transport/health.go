@@ -31,9 +31,10 @@ type Health struct {
 	// share the token (Engine.Share), which changes as the remainder
 	// takes turns.
 	GlobalShare int
-	// Failing is how many of the engine's last attempts Discord answered
-	// 5xx or not at all; Degraded, at degradedFailures or more, means
-	// requests below interactive priority go one at a time (degraded.go).
+	// Failing is how many buckets' requests Discord answered 5xx or not
+	// at all among the engine's last attempts; Degraded, at
+	// degradedFailures or more, means requests below interactive priority
+	// go one at a time (degraded.go).
 	Failing  int
 	Degraded bool
 	// OpenCircuits are the buckets whose breaker is open or half-open.

@@ -210,7 +210,7 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 			e.deliver(it, nil, nil, it.ctx.Err())
 			return
 		}
-		e.discord.record(now, true)
+		e.discord.record(now, b.id, true)
 		if wrote && !it.idempotent {
 			e.failure(b, now)
 			e.metrics.outcome(r, "unknown_outcome")
@@ -228,7 +228,7 @@ func (e *Engine) handle(b *bucket, it *item, resp *http.Response, body []byte, w
 		it.bucket = b
 	}
 	status := resp.StatusCode
-	e.discord.record(now, status >= 500)
+	e.discord.record(now, b.id, status >= 500)
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.rateLimited(own, b, it, resp, body, now)
