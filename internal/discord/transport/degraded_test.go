@@ -62,6 +62,28 @@ func TestFailingDiscordIsProbedOneRequestAtATime(t *testing.T) {
 	if got := d.requests(); got[len(got)-1].path != "/api/v10/channels/11/messages" {
 		t.Errorf("last request %s, want the probe", got[len(got)-1].path)
 	}
+	// Two wait for the next turn; one may wait 700 ms in all. Whichever
+	// goes first, that one never waits a second turn.
+	failing.Store(true)
+	before := len(d.requests())
+	free := post(WithPriority(t.Context(), PriorityBackground), 30)
+	bounded := post(WithMaxWait(t.Context(), 700*time.Millisecond), 31)
+	d.sleepers(2)
+	d.clk.Advance(probeEvery)
+	d.waitRequests(before + 1)
+	r := finished(t, bounded)
+	if d.countOf("POST", "/channels/30/messages") == 1 {
+		if !isDegraded(r.err) {
+			t.Errorf("the bounded request after another took its turn: %v, want refused (degraded)", r.err)
+		}
+		finished(t, free)
+	} else {
+		d.sleepers(1)
+		d.clk.Advance(probeEvery)
+		finished(t, free)
+	}
+	failing.Store(false)
+	sent := before + d.countOf("POST", "/channels/30/messages") + d.countOf("POST", "/channels/31/messages")
 	// The failures age out: requests go as they come.
 	d.clk.Advance(healthMaxAge)
 	a, b := post(t.Context(), 20), post(t.Context(), 21)
@@ -70,8 +92,8 @@ func TestFailingDiscordIsProbedOneRequestAtATime(t *testing.T) {
 			t.Fatal(r.err)
 		}
 	}
-	if n := len(d.requests()); n != degradedFailures+5 {
-		t.Errorf("%d requests, want %d: the refused one never sent", n, degradedFailures+5)
+	if n := len(d.requests()); n != sent+2 {
+		t.Errorf("%d requests, want %d: the refused ones never sent", n, sent+2)
 	}
 }
 

@@ -88,7 +88,12 @@ func (e *Engine) work(b *bucket) {
 			b.breaker = breakerHalfOpen // this request is the one probe
 		}
 		if w := e.discord.wait(it.priority, now); w > 0 {
-			if e.overMaxWait(b, it, w, "degraded") {
+			// Each turn is short, but a request may wait many while
+			// Discord fails: past its max wait in all, it ends unsent and
+			// its job snoozes, holding no worker.
+			if it.hasMaxWait && now.Sub(it.enqueued)+w > it.maxWait {
+				e.metrics.outcome(it.route, "max_wait")
+				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: "degraded", RetryAfter: w})
 				continue
 			}
 			e.leaveGlobal(b, now)
