@@ -2,6 +2,7 @@ package customid
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,8 @@ func FuzzFillID(f *testing.F) {
 		}
 		names := p.variables()
 		if err != nil {
-			if !strings.Contains(err.Error(), raw) && !strings.Contains(err.Error(), "custom_id") {
+			// Errors quote the pattern (%q), escaping what it holds.
+			if !strings.Contains(err.Error(), strconv.Quote(raw)) && !strings.Contains(err.Error(), "custom_id") {
 				t.Fatalf("Fill(%q, %q) error %q names neither the pattern nor the custom_id", raw, vals, err)
 			}
 			valid := len(vals) == len(names) && len(p.raw)+len(values) <= MaxLength
