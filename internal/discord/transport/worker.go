@@ -51,7 +51,7 @@ func (e *Engine) work(b *bucket) {
 				wait, scope = gw, "global"
 			}
 		}
-		if e.overMaxWait(b, it, wait, scope) {
+		if e.overMaxWait(b, it, 0, wait, scope) {
 			continue
 		}
 		if local > 0 && !it.route.Exempt {
@@ -72,7 +72,7 @@ func (e *Engine) work(b *bucket) {
 		} else if !c.Held {
 			// Another process holds b, or the coordinator is asking: wait
 			// for the answer or the other's turn, whichever comes first.
-			if !c.Asking && e.overMaxWait(b, it, c.Wait, "user") {
+			if !c.Asking && e.overMaxWait(b, it, 0, c.Wait, "user") {
 				continue
 			}
 			e.leaveGlobal(b, now)
@@ -91,9 +91,7 @@ func (e *Engine) work(b *bucket) {
 			// Each turn is short, but a request may wait many while
 			// Discord fails: past its max wait in all, it ends unsent and
 			// its job snoozes, holding no worker.
-			if it.hasMaxWait && now.Sub(it.enqueued)+w > it.maxWait {
-				e.metrics.outcome(it.route, "max_wait")
-				e.deliver(b.pop(), nil, nil, &RateLimitedError{Route: it.route.Key(), Bucket: b.name, Scope: "degraded", RetryAfter: w})
+			if e.overMaxWait(b, it, now.Sub(it.enqueued), w, "degraded") {
 				continue
 			}
 			e.leaveGlobal(b, now)
@@ -132,10 +130,10 @@ func (e *Engine) work(b *bucket) {
 }
 
 // overMaxWait ends it, the head of b's queue, with a *RateLimitedError
-// when it may not wait as long as wait, and reports whether it did. The
-// lock is held.
-func (e *Engine) overMaxWait(b *bucket, it *item, wait time.Duration, scope string) bool {
-	if wait <= 0 || !it.hasMaxWait || wait <= it.maxWait {
+// when it may not wait wait more, having waited waited already, and
+// reports whether it did. The lock is held.
+func (e *Engine) overMaxWait(b *bucket, it *item, waited, wait time.Duration, scope string) bool {
+	if wait <= 0 || !it.hasMaxWait || waited+wait <= it.maxWait {
 		return false
 	}
 	e.metrics.outcome(it.route, "max_wait")
