@@ -230,11 +230,15 @@ func TestCloseWhileOpening(t *testing.T) {
 	h.Sim.SetFault(sim.Fault{Route: route, LatencyMS: 1500})
 	h.As("bob").Click(panel, heraldtest.Button(t, panel, "Open ticket"))
 	var th string
-	h.Eventually("the ticket's thread", func() bool {
+	// The thread exists, and herald has recorded it: a command in a
+	// thread herald has not recorded yet is "not a ticket".
+	h.Eventually("the ticket's thread, recorded", func() bool {
 		for _, x := range h.Sim.Guild(h.Guild.ID).Threads {
 			th = x.ID
 		}
-		return th != ""
+		var recorded bool
+		h.DB.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM tickets WHERE channel_id = $1)`, th).Scan(&recorded)
+		return th != "" && recorded
 	})
 	if r := command(h, "sam", th, "close", map[string]any{"reason": "sorted already"}).text(t); !strings.Contains(r, "once it is open") {
 		t.Fatalf("close while opening: %q", r)
