@@ -161,6 +161,6 @@ func (w *autoCloseWorker) close(ctx context.Context, t *ticket, rule string) err
 		if err != nil || !ok {
 			return err
 		}
-		return insertTx(ctx, tx, t.GuildID, closeJob(t.ID, rule))
+		return insertTx(ctx, tx, t.GuildID, closeJob(closeArgs{TicketID: t.ID, Rule: rule}))
 	})
 }

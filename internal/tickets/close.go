@@ -65,16 +65,15 @@ func (d *deps) closeFn(ctx context.Context, in *interaction.Interaction, reason 
 			return nil, nil, err
 		}
 		if t.ChannelID == nil || *t.ChannelID != in.ChannelID {
-			return say(in, "closing", map[string]any{"Number": t.Number}), one(closeJob(t.ID, ruleManual)), nil
+			return say(in, "closing", map[string]any{"Number": t.Number}), one(closeJob(closeArgs{TicketID: t.ID, Rule: ruleManual})), nil
 		}
 		// Closed from inside the ticket: the answer is the closing
 		// message, for everyone there, so the close job posts none.
-		job := closeJob(t.ID, ruleManual)
-		job.Args = closeArgs{TicketID: t.ID, Rule: ruleManual, Announced: true}
 		loc := d.catalog.For(t.GuildLocale, t.Locale)
-		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		closing := &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Content: closingText(loc, "tickets.closing_public", t.Number, in.UserID(), ruleManual, reason),
-				AllowedMentions: &discordgo.MessageAllowedMentions{}}}, one(job), nil
+				AllowedMentions: &discordgo.MessageAllowedMentions{}}}
+		return closing, one(closeJob(closeArgs{TicketID: t.ID, Rule: ruleManual, Announced: true})), nil
 	}
 }
 
@@ -87,8 +86,8 @@ func markClosing(ctx context.Context, tx pgx.Tx, ticketID int64, by, reason stri
 	return err == nil && tag.RowsAffected() == 1, err
 }
 
-func closeJob(ticketID int64, rule string) river.InsertManyParams {
-	return river.InsertManyParams{Args: closeArgs{TicketID: ticketID, Rule: rule}, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
+func closeJob(a closeArgs) river.InsertManyParams {
+	return river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: string(work.Events)}}
 }
 
 // insertTx inserts a worker's jobs in its transaction tx, with the guild

@@ -174,7 +174,7 @@ func (w *openWorker) create(ctx context.Context, j *river.Job[openArgs], s *sett
 	case err != nil:
 		return err
 	case closeNow: // closed while it was being opened
-		if err := insertTx(ctx, tx, t.GuildID, closeJob(t.ID, ruleManual)); err != nil {
+		if err := insertTx(ctx, tx, t.GuildID, closeJob(closeArgs{TicketID: t.ID, Rule: ruleManual})); err != nil {
 			return err
 		}
 		return tx.Commit(ctx)

@@ -128,7 +128,7 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 					}
 					continue // already closing: its job finds the channel gone
 				}
-				job = closeJob(p.id, ruleDeleted)
+				job = closeJob(closeArgs{TicketID: p.id, Rule: ruleDeleted})
 			default:
 				continue
 			}

@@ -87,8 +87,9 @@ func (e *Engine) Health() Health {
 		EdgeBlockedUntil: e.edgeUntil, EdgeBlockedReason: e.edgeReason, GlobalGateUntil: e.gateUntil,
 		GlobalShare:     int(float64(e.globalShare(now)) / e.cfg.GlobalPeriod.Seconds()),
 		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
-		DeadWebhooks: len(e.deadWebhooks), Failing: e.discord.failures(now), Degraded: e.discord.degraded(now),
+		DeadWebhooks: len(e.deadWebhooks), Failing: e.discord.failures(now),
 	}
+	h.Degraded = h.Failing >= degradedFailures
 	for _, b := range e.buckets {
 		if b.breaker != breakerClosed {
 			h.OpenCircuits = append(h.OpenCircuits, OpenCircuit{Bucket: b.name, Route: b.route.Key(),
