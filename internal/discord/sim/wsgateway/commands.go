@@ -113,7 +113,15 @@ func (c *conn) identify(d json.RawMessage) {
 		stubs = append(stubs, unavailableGuild{ID: gd.ID, Unavailable: true})
 	}
 
-	s := newSession(token, shard, *id.Intents, c.g.replayLimit, c.resumeURL)
+	var user struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(ready.User, &user); err != nil || user.ID == "" {
+		c.g.log.Error("gateway ready user without id", "err", err)
+		c.fail(CloseUnknownError)
+		return
+	}
+	s := newSession(token, shard, *id.Intents, user.ID, c.g.replayLimit, c.resumeURL)
 	data := readyData{
 		V:                c.version,
 		User:             ready.User,

@@ -90,7 +90,7 @@ func TestRequiredIntents(t *testing.T) {
 		{"GUILD_ROLE_DELETE", true, intentGuilds},
 		{"THREAD_DELETE", true, intentGuilds},
 		{"GUILD_MEMBER_REMOVE", true, intentGuildMembers},
-		{"GUILD_MEMBER_UPDATE", true, 0},
+		{"GUILD_MEMBER_UPDATE", true, intentGuildMembers},
 		{"THREAD_MEMBERS_UPDATE", true, intentGuilds | intentGuildMembers},
 		{"INTERACTION_CREATE", true, 0},
 		{"AUTO_MODERATION_ACTION_EXECUTION", true, intentAutoModExecution},
@@ -179,4 +179,35 @@ func TestDispatchMessageBlanksContentWithoutIntent(t *testing.T) {
 			t.Errorf("unblanked message: got %s", p.D)
 		}
 	}
+}
+
+// "Guild Member Update is sent for current-user updates regardless of
+// whether the GUILD_MEMBERS intent is set" (Gateway, List of Intents):
+// without the intent a session gets its bot's own member updates only.
+func TestMemberUpdatesNeedTheIntentExceptTheBotsOwn(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	base := serve(t, g)
+	with := connect(t, base)
+	with.op(opIdentify, identifyPayload(testToken, intentGuilds|intentGuildMembers))
+	with.readDispatch("READY", 1)
+	without := connect(t, base)
+	without.op(opIdentify, identifyPayload(testToken, intentGuilds))
+	without.readDispatch("READY", 1)
+
+	other := map[string]any{"guild_id": "1", "user": map[string]string{"id": "200"}, "roles": []string{}}
+	own := map[string]any{"guild_id": "1", "user": map[string]string{"id": "100"}, "roles": []string{"5"}}
+	g.Dispatch(guildOne, "GUILD_MEMBER_UPDATE", other)
+	g.Dispatch(guildOne, "GUILD_MEMBER_UPDATE", own)
+	g.Dispatch(guildOne, "CHANNEL_DELETE", msg{1})
+	if p := with.readDispatch("GUILD_MEMBER_UPDATE", 2); !strings.Contains(string(p.D), `"200"`) {
+		t.Errorf("with the intent, first update: %s, want member 200's", p.D)
+	}
+	if p := with.readDispatch("GUILD_MEMBER_UPDATE", 3); !strings.Contains(string(p.D), `"100"`) {
+		t.Errorf("with the intent, second update: %s, want the bot's", p.D)
+	}
+	if p := without.readDispatch("GUILD_MEMBER_UPDATE", 2); !strings.Contains(string(p.D), `"100"`) {
+		t.Errorf("without the intent: %s, want the bot's own update only", p.D)
+	}
+	without.readDispatch("CHANNEL_DELETE", 3)
 }

@@ -185,6 +185,7 @@ func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutConten
 			return
 		}
 	}
+	member := memberOf(eventType, payload)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expireLocked()
@@ -192,7 +193,7 @@ func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutConten
 		if guildID != "" && int((guild>>22)%uint64(s.shard[1])) != s.shard[0] {
 			continue
 		}
-		if !wants(s.intents, eventType, guildID != "") {
+		if !wants(s.intents, eventType, guildID != "") && (member == "" || member != s.userID) {
 			continue
 		}
 		data := payload

@@ -1,5 +1,7 @@
 package wsgateway
 
+import "encoding/json"
+
 // Gateway intents (Discord's "List of Intents").
 const (
 	intentGuilds                 int64 = 1 << 0
@@ -53,10 +55,10 @@ func requiredIntents(eventType string, inGuild bool) int64 {
 		return pick(intentGuilds, intentDirectMessages)
 	case "THREAD_MEMBERS_UPDATE":
 		return intentGuilds | intentGuildMembers
-	case "GUILD_MEMBER_ADD", "GUILD_MEMBER_REMOVE":
-		// GUILD_MEMBER_UPDATE is left ungated: Discord sends it for the
-		// bot's own member without the intent, and the simulator cannot
-		// tell whose update it is.
+	case "GUILD_MEMBER_ADD", "GUILD_MEMBER_UPDATE", "GUILD_MEMBER_REMOVE":
+		// "Guild Member Update is sent for current-user updates
+		// regardless of whether the GUILD_MEMBERS intent is set":
+		// Dispatch lets the bot's own through (see wantsMember).
 		return intentGuildMembers
 	case "GUILD_AUDIT_LOG_ENTRY_CREATE", "GUILD_BAN_ADD", "GUILD_BAN_REMOVE":
 		return intentGuildModeration
@@ -99,4 +101,19 @@ func requiredIntents(eventType string, inGuild bool) int64 {
 func wants(intents int64, eventType string, inGuild bool) bool {
 	need := requiredIntents(eventType, inGuild)
 	return need == 0 || intents&need != 0
+}
+
+// memberOf is the user id a GUILD_MEMBER_UPDATE's payload names, "" for
+// any other event.
+func memberOf(eventType string, payload []byte) string {
+	if eventType != "GUILD_MEMBER_UPDATE" {
+		return ""
+	}
+	var m struct {
+		User struct {
+			ID string `json:"id"`
+		} `json:"user"`
+	}
+	json.Unmarshal(payload, &m)
+	return m.User.ID
 }

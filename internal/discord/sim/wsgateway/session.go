@@ -16,6 +16,7 @@ type session struct {
 	tokenHash [32]byte // the token itself is a secret and is not kept
 	shard     [2]int
 	intents   int64
+	userID    string // the bot user its READY named
 	resumeURL string // the resume_gateway_url its READY gave
 
 	seq     int64
@@ -32,12 +33,13 @@ type event struct {
 	frame []byte
 }
 
-func newSession(token string, shard [2]int, intents int64, limit int, resumeURL string) *session {
+func newSession(token string, shard [2]int, intents int64, userID string, limit int, resumeURL string) *session {
 	return &session{
 		id:        newSessionID(),
 		tokenHash: sha256.Sum256([]byte(token)),
 		shard:     shard,
 		intents:   intents,
+		userID:    userID,
 		limit:     limit,
 		resumeURL: resumeURL,
 	}
