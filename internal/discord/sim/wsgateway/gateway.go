@@ -193,7 +193,8 @@ func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutConten
 		if guildID != "" && int((guild>>22)%uint64(s.shard[1])) != s.shard[0] {
 			continue
 		}
-		if !wants(s.intents, eventType, guildID != "") && (member == "" || member != s.userID) {
+		// A session's userID is never empty: "" names no member.
+		if !wants(s.intents, eventType, guildID != "") && member != s.userID {
 			continue
 		}
 		data := payload

@@ -58,7 +58,7 @@ func requiredIntents(eventType string, inGuild bool) int64 {
 	case "GUILD_MEMBER_ADD", "GUILD_MEMBER_UPDATE", "GUILD_MEMBER_REMOVE":
 		// "Guild Member Update is sent for current-user updates
 		// regardless of whether the GUILD_MEMBERS intent is set":
-		// Dispatch lets the bot's own through (see wantsMember).
+		// DispatchMessage lets the bot's own through (memberOf).
 		return intentGuildMembers
 	case "GUILD_AUDIT_LOG_ENTRY_CREATE", "GUILD_BAN_ADD", "GUILD_BAN_REMOVE":
 		return intentGuildModeration
