@@ -82,12 +82,10 @@ func (p *proxy) execute(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), acceptDeadline)
 	defer cancel()
-	if apiErr := p.verify(ctx, d); apiErr != nil {
+	if apiErr := p.verify(ctx, &d); apiErr != nil {
 		p.refuse(w, r, d.webhookID, apiErr)
 		return
 	}
-	// The key is read by now: verify hashed the token.
-	d.fp, _ = p.hasher.fingerprint(ctx, d.webhookID, d.token)
 	held, apiErr := p.body(w, r, &d)
 	defer p.bodies.give(d.service, held)
 	if apiErr != nil {
@@ -172,9 +170,15 @@ func pathSegment(s string) bool {
 }
 
 // verify refuses a token Discord refused, once asked; a caller past its
-// invalid-request budget or its verifications in flight gets 429.
-func (p *proxy) verify(ctx context.Context, d delivery) *execute.Error {
-	got, err := p.tokens.check(ctx, d.service, d.webhookID, d.token)
+// invalid-request budget or its verifications in flight gets 429. It
+// names the token in d by its fingerprint.
+func (p *proxy) verify(ctx context.Context, d *delivery) *execute.Error {
+	h, err := p.hasher.hash(ctx, d.webhookID, d.token)
+	got := unverified
+	if err == nil {
+		d.fp = h.fingerprint()
+		got, err = p.tokens.checkHash(ctx, d.service, d.webhookID, d.token, h)
+	}
 	var over *overBudget
 	switch {
 	case errors.As(err, &over):

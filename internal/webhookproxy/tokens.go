@@ -62,10 +62,7 @@ func (h *hasher) hash(ctx context.Context, webhookID, token string) (tokenHash, 
 
 // fingerprint is how status output names a token: a prefix of its keyed
 // hash. Logs never name one.
-func (h *hasher) fingerprint(ctx context.Context, webhookID, token string) (string, error) {
-	sum, err := h.hash(ctx, webhookID, token)
-	return hex.EncodeToString(sum[:6]), err
-}
+func (h tokenHash) fingerprint() string { return hex.EncodeToString(h[:6]) }
 
 // verdict is what is known of one webhook id and token.
 type verdict int
@@ -165,6 +162,11 @@ func (v *verifier) check(ctx context.Context, caller, webhookID, token string) (
 	if err != nil {
 		return unverified, err
 	}
+	return v.checkHash(ctx, caller, webhookID, token, h)
+}
+
+// checkHash is check for a caller that hashed the token already.
+func (v *verifier) checkHash(ctx context.Context, caller, webhookID, token string, h tokenHash) (verdict, error) {
 	if c, ok := v.recall(h); ok {
 		return c, nil
 	}
