@@ -54,7 +54,11 @@ func (h *health) failures(now time.Time) int {
 	return n
 }
 
-func (h *health) degraded(now time.Time) bool { return h.failures(now) >= degradedFailures }
+func (h *health) degraded(now time.Time) bool { return degradedWith(h.failures(now)) }
+
+// degradedWith reports whether failures distinct failing buckets make
+// the engine degraded.
+func degradedWith(failures int) bool { return failures >= degradedFailures }
 
 // wait is how long a request of priority p must wait before it may go as
 // the next probe (0: it may go now).

@@ -89,7 +89,7 @@ func (e *Engine) Health() Health {
 		InvalidRequests: budgets[budgetBot].Count, InvalidLimit: budgets[budgetBot].Limit, InvalidBudgets: budgets,
 		DeadWebhooks: len(e.deadWebhooks), Failing: e.discord.failures(now),
 	}
-	h.Degraded = h.Failing >= degradedFailures
+	h.Degraded = degradedWith(h.Failing)
 	for _, b := range e.buckets {
 		if b.breaker != breakerClosed {
 			h.OpenCircuits = append(h.OpenCircuits, OpenCircuit{Bucket: b.name, Route: b.route.Key(),
