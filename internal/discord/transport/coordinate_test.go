@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -108,5 +109,48 @@ func TestSeededHashMovesQueuedRequests(t *testing.T) {
 	}
 	if c.claims(hashKey) == 0 {
 		t.Fatal("the request was sent without claiming the hash's lease")
+	}
+}
+
+// A bucket another process waits for holds requests there too: with three
+// processes its drain counts its queue here three times, and it goes
+// first only if that is the longest — never, as it once did, before a
+// longer drain that nobody has asked for yet. A bucket handed over comes
+// without its window's length, so its drain is unknown: the longest.
+func TestWantedBucketsDrainCountsEveryProcess(t *testing.T) {
+	t.Parallel()
+	e := New(Config{GlobalLimit: 5})
+	e.Share(3, 0)
+	now := time.Unix(1_800_000_000, 0)
+	bucketOf := func(limit, queued int, window time.Duration, wanted bool) *bucket {
+		b := newBucket(fmt.Sprint(limit, queued, window, wanted), "", Route{})
+		b.known, b.limit, b.remaining, b.resetAt, b.window, b.wanted = true, limit, 0, now.Add(-time.Second), window, wanted
+		for i := range queued {
+			b.push(&item{enqueued: now, rank: now, seq: uint64(i)})
+		}
+		return b
+	}
+	// 30 member-role changes at 10 per 10 s drain in 20 s (the window
+	// ended: 10 go in the next, then two more windows).
+	roles := bucketOf(10, 30, 10*time.Second, false)
+	for _, tc := range []struct {
+		name  string
+		other *bucket
+		first bool // roles goes first
+	}{
+		{"5 wanted edits, as 15 at 5 per 5 s: 10 s", bucketOf(5, 5, 5*time.Second, true), true},
+		{"12 wanted edits, as 36: 35 s", bucketOf(5, 12, 5*time.Second, true), false},
+		{"12 edits nobody else wants: 10 s", bucketOf(5, 12, 5*time.Second, false), true},
+		{"5 edits handed over, window unknown", bucketOf(5, 5, 0, false), false},
+	} {
+		if got := e.claimOf(roles, now).before(e.claimOf(tc.other, now)); got != tc.first {
+			t.Errorf("%s: roles before it = %v, want %v (roles drain %s, its %s)", tc.name, got, tc.first,
+				e.claimOf(roles, now).drain, e.claimOf(tc.other, now).drain)
+		}
+	}
+	// Equal drains: the wanted one goes first, to be handed on sooner.
+	a, b := bucketOf(5, 3, 5*time.Second, false), bucketOf(5, 1, 5*time.Second, true)
+	if !e.claimOf(b, now).before(e.claimOf(a, now)) {
+		t.Error("between two buckets that drain at once, the wanted one did not go first")
 	}
 }

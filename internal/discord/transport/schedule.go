@@ -18,14 +18,23 @@ import (
 //  1. the aged priority of its next request: its priority less one level
 //     per AgingStep it has waited (Config.AgingStep's meaning inside a
 //     bucket), so member-facing work goes first and nothing starves;
-//  2. a bucket another process on the token waits for (internal/cluster):
-//     its drain here leaves out what is queued for it there;
-//  3. the longest drain: the time the bucket needs, at its own limit, to
+//  2. the longest drain: the time the bucket needs, at its own limit, to
 //     send all it holds. A bucket Discord has not described yet counts as
-//     longest, so one request learns its limit early;
+//     longest, so one request learns its limit early. A bucket another
+//     process on the token waits for (internal/cluster) holds requests
+//     there too, which its queue here leaves out: its calls are spread
+//     over the processes as jobs are, so it counts as holding its queue
+//     here once for each process;
+//  3. between equal drains, one another process waits for, so it is
+//     handed on sooner;
 //  4. the most requests queued (between buckets not described yet, the
 //     best guess of the longest drain);
 //  5. the older request (rank, then arrival).
+//
+// A wanted bucket once went before every other of its priority, whatever
+// their drains: with three processes, wanted edit buckets then took every
+// slot of a process's share while the member-role bucket it held, which
+// nobody had asked for yet, waited 750 ms (`herald bench scale`).
 //
 // Slots free in bunches (all n of a period at once when the limit binds),
 // and a bucket sends one request at a time: the best bucket would get one
@@ -152,8 +161,8 @@ func (e *Engine) bestWaiter(now time.Time) *bucket {
 // claim is a waiting bucket's claim on the next global slot.
 type claim struct {
 	level  int64         // aged priority of the next request: lower first
-	wanted bool          // wanted by another process first
 	drain  time.Duration // longer first
+	wanted bool          // wanted by another process first
 	queued int           // more first
 	rank   time.Time     // earlier first
 	seq    uint64
@@ -163,10 +172,10 @@ func (c claim) before(o claim) bool {
 	switch {
 	case c.level != o.level:
 		return c.level < o.level
-	case c.wanted != o.wanted:
-		return c.wanted
 	case c.drain != o.drain:
 		return c.drain > o.drain
+	case c.wanted != o.wanted:
+		return c.wanted
 	case c.queued != o.queued:
 		return c.queued > o.queued
 	case !c.rank.Equal(o.rank):
@@ -178,17 +187,22 @@ func (c claim) before(o claim) bool {
 func (e *Engine) claimOf(b *bucket, now time.Time) claim {
 	it := b.queue[0]
 	aged := int64(now.Sub(it.enqueued) / e.cfg.AgingStep)
-	return claim{level: int64(it.priority) - aged, wanted: b.wanted, drain: b.drain(now), queued: b.queue.Len(), rank: it.rank, seq: it.seq}
+	n := b.queue.Len()
+	if b.wanted {
+		n *= max(e.processes, 1)
+	}
+	return claim{level: int64(it.priority) - aged, wanted: b.wanted, drain: b.drain(now, n), queued: b.queue.Len(), rank: it.rank, seq: it.seq}
 }
 
-// drain is how long b needs, at its own limit, to send every request it
-// holds: zero when they fit in what its window has left, the longest
-// possible when Discord has not described the bucket yet.
-func (b *bucket) drain(now time.Time) time.Duration {
-	if !b.known || b.limit <= 0 {
+// drain is how long b needs, at its own limit, to send n requests: zero
+// when they fit in what its window has left, the longest possible when
+// Discord has not described the bucket to this process yet — a bucket
+// handed over by another process comes with its limit but not its
+// window's length, which only an answer's Reset-After gives.
+func (b *bucket) drain(now time.Time, n int) time.Duration {
+	if !b.known || b.limit <= 0 || b.window <= 0 {
 		return math.MaxInt64
 	}
-	n := b.queue.Len()
 	avail, untilReset := b.remaining, b.resetAt.Sub(now)
 	if untilReset <= 0 {
 		// The window has ended: the next request opens a full one.
