@@ -88,6 +88,17 @@ type held struct {
 	// between requests would cost a query and a wait each time.
 	wanted  bool
 	starved time.Time
+	// fresh is set from the claim won until the engine reports on the
+	// bucket or says it is done with it: until then it is handed on only
+	// if it starves, or a bucket handed over with its window spent (or
+	// idle since the claim, as every won bucket is) would go on at once
+	// to the next in line without a request sent.
+	fresh bool
+	// wake is the engine's, from its latest claim: woken when another
+	// process asks for the bucket, the worker waiting for a global slot
+	// learns from its next claim that the bucket is wanted, which counts
+	// in its turn for a slot (transport's schedule.go).
+	wake func()
 }
 
 // spent reports whether a held bucket's window is used up: nothing more
@@ -144,7 +155,7 @@ func (b *Buckets) Claim(key string, wake func()) transport.Claim {
 	}
 	if h := b.held[key]; h != nil && now.Before(h.until) {
 		b.stats.memory.Add(1)
-		h.idle, h.starved = time.Time{}, time.Time{}
+		h.idle, h.starved, h.wake = time.Time{}, time.Time{}, wake
 		c := transport.Claim{Held: true, Handed: h.handed, Wanted: h.wanted}
 		h.handed = nil
 		return c
@@ -169,7 +180,7 @@ func (b *Buckets) Report(key string, s transport.BucketState) {
 	b.mu.Lock()
 	h := b.held[key]
 	if h != nil {
-		h.state = s
+		h.state, h.fresh = s, false
 	}
 	turn := h != nil && h.wanted && !h.releasing && h.spent(time.Now())
 	b.mu.Unlock()
@@ -199,7 +210,7 @@ func (b *Buckets) offer() {
 func (b *Buckets) Idle(key string, s transport.BucketState) {
 	b.mu.Lock()
 	if h := b.held[key]; h != nil {
-		h.state, h.idle = s, time.Now()
+		h.state, h.idle, h.fresh = s, time.Now(), false
 	}
 	b.mu.Unlock()
 }
@@ -228,7 +239,11 @@ func (b *Buckets) Run(ctx context.Context) {
 	tick := time.NewTicker(b.o.Poll)
 	defer tick.Stop()
 	go b.listen(ctx)
-	var renewed, hashed time.Time
+	// The hashes others learned, before the first claim: it then names
+	// the buckets as they do, on a connection already open.
+	hashed := time.Now()
+	b.shareHashes(ctx)
+	var renewed time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -293,12 +308,12 @@ func (b *Buckets) ask(ctx context.Context) {
 	}
 	b.mu.Lock()
 	for _, k := range keys {
-		if s, ok := won[k]; ok {
+		if g, ok := won[k]; ok {
 			// Idle until the engine comes back for it, so a claim whose
 			// request went meanwhile (cancelled, timed out) is let go.
-			h := &held{until: began.Add(b.o.Lease), state: s, idle: time.Now()}
-			if s.Limit > 0 {
-				h.handed = &s
+			h := &held{until: began.Add(b.o.Lease), state: g.state, idle: time.Now(), wanted: g.wanted, fresh: true}
+			if g.state.Limit > 0 {
+				h.handed = &g.state
 			}
 			b.held[k] = h
 			continue
@@ -327,37 +342,44 @@ func (b *Buckets) ask(ctx context.Context) {
 	}
 }
 
-// claim takes the leases of keys that are free, expired or already this
-// process's. It returns the state each won lease carries and, for the
-// others, how long their holder's lease still runs. A key missing from
-// both was claimed by another process during the query.
-func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transport.BucketState, map[string]time.Duration, error) {
+// grant is a lease won: the state its last holder left, and whether
+// other processes wait for it.
+type grant struct {
+	state  transport.BucketState
+	wanted bool
+}
+
+// claim takes the leases of keys that are free, expired, already this
+// process's or handed to it. It returns what each won lease carries and,
+// for the others, how long their holder's lease still runs. A key missing
+// from both was claimed by another process during the query.
+func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]grant, map[string]time.Duration, error) {
 	// The last SELECT reads the table as it was before the INSERT: the
 	// leases of the keys that were not won.
 	rows, cancel, err := b.query(ctx, `WITH won AS (
 			INSERT INTO herald_buckets AS b (key, owner, lease_until)
 			SELECT k, $2, now() + make_interval(secs => $3) FROM unnest($1::text[]) k ORDER BY k
-			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, wanted = false
+			ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until, wanters = array_remove(b.wanters, excluded.owner)
 				WHERE b.owner = excluded.owner OR b.lease_until < now()
-			RETURNING b.key, b.lim, b.remaining, b.reset_at)
-		SELECT key, true, lim, remaining, reset_at, 0::float8 FROM won
+			RETURNING b.key, b.lim, b.remaining, b.reset_at, cardinality(b.wanters) > 0 AS wanted)
+		SELECT key, true, lim, remaining, reset_at, wanted, 0::float8 FROM won
 		UNION ALL
-		SELECT b.key, false, 0, 0, 'epoch'::timestamptz, extract(epoch FROM b.lease_until - now())::float8
+		SELECT b.key, false, 0, 0, 'epoch'::timestamptz, false, extract(epoch FROM b.lease_until - now())::float8
 		FROM herald_buckets b WHERE b.key = ANY($1) AND b.key NOT IN (SELECT key FROM won)`,
 		keys, b.c.id, b.o.Lease.Seconds())
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster: claim buckets: %w", err)
 	}
 	defer cancel()
-	won := map[string]transport.BucketState{}
+	won := map[string]grant{}
 	lost := map[string]time.Duration{}
 	var key string
-	var ok bool
+	var ok, wanted bool
 	var s transport.BucketState
 	var left float64
-	_, err = pgx.ForEachRow(rows, []any{&key, &ok, &s.Limit, &s.Remaining, &s.ResetAt, &left}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&key, &ok, &s.Limit, &s.Remaining, &s.ResetAt, &wanted, &left}, func() error {
 		if ok {
-			won[key] = s
+			won[key] = grant{state: s, wanted: wanted}
 		} else {
 			lost[key] = max(time.Duration(left*float64(time.Second)), 0)
 		}
@@ -368,14 +390,15 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]transpor
 	}
 	if len(lost) > 0 {
 		// Their holders hear of it and let them go once idle, instead
-		// of after Linger.
+		// of after Linger, to the first that asked.
 		wanted := make([]string, 0, len(lost))
 		for k := range lost {
 			wanted = append(wanted, k)
 		}
 		slices.Sort(wanted)
 		b.stats.queries.Add(1)
-		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanted = true FROM (`+inKeyOrder+`) l WHERE b.key = l.key AND b.owner <> $1 RETURNING b.owner, b.key)
+		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanters = b.wanters || $1::text FROM (`+inKeyOrder+`) l
+				WHERE b.key = l.key AND b.owner <> $1 AND NOT $1 = ANY(b.wanters) RETURNING b.owner, b.key)
 			SELECT pg_notify('herald_buckets_wanted', owner || ' ' || key) FROM w`, b.c.id, wanted); err != nil {
 			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
 		}
@@ -405,11 +428,15 @@ func (b *Buckets) released(key string) {
 // want hears that another process asked for a bucket this one holds: an
 // idle one goes now, one in use when its window is spent or it starves.
 func (b *Buckets) want(key string) {
+	var wake func()
 	b.mu.Lock()
-	if h := b.held[key]; h != nil {
-		h.wanted = true
+	if h := b.held[key]; h != nil && !h.wanted {
+		h.wanted, wake = true, h.wake
 	}
 	b.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
 	b.offer()
 }
 
@@ -454,7 +481,9 @@ func (b *Buckets) listen(ctx context.Context) {
 
 // release lets go of the buckets idle for Linger (all of them when all is
 // set) and of those another process asked for that are idle, spent or
-// starved, leaving their state for the next holder. A bucket that
+// starved, leaving their state for the next holder: the first live
+// process that asked for it, which holds it for a Poll — time to claim
+// it — before anyone may take it. A bucket that
 // may go is marked releasing meanwhile, so the engine cannot send on it
 // from memory while another process may already have taken it.
 func (b *Buckets) release(ctx context.Context, all bool) {
@@ -467,7 +496,7 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 		h := b.held[k]
 		old := all || !now.Before(h.until) || (!h.idle.IsZero() && now.Sub(h.idle) >= b.o.Linger)
 		starved := !h.starved.IsZero() && now.Sub(h.starved) >= b.o.Poll
-		handOn := h.wanted && (!h.idle.IsZero() || h.spent(now) || starved)
+		handOn := h.wanted && (starved || !h.fresh && (!h.idle.IsZero() || h.spent(now)))
 		if old || handOn {
 			keys = append(keys, k)
 			force = append(force, old)
@@ -479,15 +508,22 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 	if len(keys) == 0 {
 		return
 	}
-	// Every bucket let go is announced, so a process waiting for it
-	// claims it at once; wanted is cleared by the next claim won.
-	rows, cancel, err := b.query(ctx, `WITH r AS (
-			UPDATE herald_buckets b SET lease_until = now(), lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
-			FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s,
-				(`+inKeyOrder+`) l
-			WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 AND (s.force OR b.wanted) RETURNING b.key),
+	// Every bucket let go is announced, so the process it went to (or,
+	// with none waiting, any) claims it at once. The rows are locked in
+	// key order, as inKeyOrder does.
+	rows, cancel, err := b.query(ctx, `WITH l AS (
+			SELECT b.key, (SELECT u.w FROM unnest(b.wanters) WITH ORDINALITY u(w, i)
+					JOIN herald_processes p ON p.id = u.w AND p.lease_until > now() ORDER BY u.i LIMIT 1) AS next
+			FROM herald_buckets b WHERE b.key = ANY($2) ORDER BY b.key FOR UPDATE OF b),
+		r AS (
+			UPDATE herald_buckets b SET owner = coalesce(l.next, b.owner),
+				lease_until = CASE WHEN l.next IS NULL THEN now() ELSE now() + make_interval(secs => $7) END,
+				wanters = CASE WHEN l.next IS NULL THEN '{}' ELSE array_remove(b.wanters, l.next) END,
+				lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
+			FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[], $6::bool[]) AS s(key, lim, remaining, reset_at, force)) s, l
+			WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 AND (s.force OR cardinality(b.wanters) > 0) RETURNING b.key),
 		n AS (SELECT pg_notify('herald_buckets_released', key) FROM r)
-		SELECT key FROM r WHERE (SELECT count(*) FROM n) >= 0`, append(append([]any{b.c.id, keys}, columns(states)...), force)...)
+		SELECT key FROM r WHERE (SELECT count(*) FROM n) >= 0`, append(append(append([]any{b.c.id, keys}, columns(states)...), force), b.o.Poll.Seconds())...)
 	var released []string
 	if err == nil {
 		defer cancel()

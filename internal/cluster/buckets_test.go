@@ -277,3 +277,66 @@ func TestClaimsLockInKeyOrder(t *testing.T) {
 		claimWithin(t, b, k, 5*time.Second)
 	}
 }
+
+// A bucket let go while others wait goes to the first live one that
+// asked, not to whichever claims fastest: a member that asked later, or
+// died waiting, does not get it.
+func TestReleasedBucketGoesToWhoAskedFirst(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	a := leases(t, t.Context(), db, "a")
+	b := leases(t, t.Context(), db, "b")
+	c := leases(t, t.Context(), db, "c")
+	claimWithin(t, a, "k", 5*time.Second)
+	refused := func(m *Buckets) {
+		t.Helper()
+		lost := m.Stats().Lost
+		m.Claim("k", func() {})
+		wait.Within(t, 5*time.Second, "the claim refused", func() bool { return m.Stats().Lost > lost })
+	}
+	// A dead member asked first; b, then c.
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_processes (id, host, pid, boot, version, lease_until) VALUES ('gone', 'gone', 1, 'x', 'test', now() - interval '1 second');
+		UPDATE herald_buckets SET wanters = '{gone}' WHERE key = 'k'`); err != nil {
+		t.Fatal(err)
+	}
+	refused(b)
+	refused(c)
+	a.Idle("k", transport.BucketState{Limit: 5, Remaining: 3, ResetAt: time.Now().Add(time.Second)})
+	var owner string
+	wait.Within(t, 5*time.Second, "a to let k go", func() bool {
+		if err := db.QueryRow(t.Context(), `SELECT owner FROM herald_buckets WHERE key = 'k'`).Scan(&owner); err != nil {
+			t.Fatal(err)
+		}
+		return owner != a.c.ID()
+	})
+	if owner != b.c.ID() {
+		t.Fatalf("k went to %s, want b (%s), the first live member that asked", owner, b.c.ID())
+	}
+	if got := claimWithin(t, b, "k", 5*time.Second); !got.Wanted {
+		t.Error("b took k without hearing that c waits for it")
+	}
+}
+
+// The engine's worker waiting for a global slot on a held bucket is woken
+// when another member asks for it: its next claim says the bucket is
+// wanted, which counts in its turn for a slot (transport's schedule.go).
+func TestWantedBucketWakesItsWorker(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	a := leases(t, t.Context(), db, "a")
+	b := leases(t, t.Context(), db, "b")
+	claimWithin(t, a, "k", 5*time.Second)
+	woken := make(chan struct{}, 1)
+	if c := a.Claim("k", func() { woken <- struct{}{} }); !c.Held || c.Wanted {
+		t.Fatalf("a's claim before b asked: %+v", c)
+	}
+	b.Claim("k", func() {})
+	select {
+	case <-woken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's worker was not woken when b asked for its bucket")
+	}
+	if c := a.Claim("k", func() {}); !c.Held || !c.Wanted {
+		t.Fatalf("a's claim after b asked: %+v, want held and wanted", c)
+	}
+}
