@@ -65,6 +65,14 @@ func TestBoardEditsOncePerIntervalAndOnlyOnChange(t *testing.T) {
 		}
 		return at
 	}
+	boardText := func() string {
+		for _, m := range h.Messages(board.ChannelID) {
+			if m.ID == board.ID {
+				return m.Content
+			}
+		}
+		return ""
+	}
 	// The board's looks are counted, not waited for by the clock, so a
 	// loaded machine slows the test down instead of failing it.
 	looks := func() int {
@@ -80,19 +88,26 @@ func TestBoardEditsOncePerIntervalAndOnlyOnChange(t *testing.T) {
 	}
 	// The publishes' last jobs, and any job they started, may still
 	// finish after the first look (the board counts running jobs by
-	// lane): once none is left, one more look settles the board; then
+	// lane): once none is left, one more look settles the board — one
+	// that started after, not one that was finishing then (the first
+	// look's message is seen before River records it completed); then
 	// nothing changes for three looks.
+	var done time.Time
 	h.Eventually("the publishes done", func() bool {
 		n := 0
-		h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE (kind LIKE 'rolemenu%' AND finalized_at IS NULL)
-			OR (kind <> 'status_board' AND state IN ('available', 'pending', 'running', 'retryable'))`).Scan(&n)
+		h.DB.QueryRow(t.Context(), `SELECT count(*), now() FROM river_job WHERE (kind LIKE 'rolemenu%' AND finalized_at IS NULL)
+			OR (kind <> 'status_board' AND state IN ('available', 'pending', 'running', 'retryable'))`).Scan(&n, &done)
 		return n == 0
 	})
-	from := looks()
-	h.Eventually("a look after the publishes", func() bool { return looks() > from })
+	h.Eventually("a look after the publishes", func() bool {
+		n := 0
+		h.DB.QueryRow(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'status_board' AND state = 'completed' AND attempted_at > $1`, done).Scan(&n)
+		return n > 0
+	})
 	settled := len(boardEdits())
+	shown := boardText()
 	if n := quiet("three looks without a change") - settled; n != 0 {
-		t.Fatalf("%d board edits while nothing changed", n)
+		t.Fatalf("%d board edits while nothing changed; from:\n%s\nto:\n%s", n, shown, boardText())
 	}
 
 	for _, m := range h.Messages(h.Channel("roles")) {
