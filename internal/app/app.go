@@ -307,7 +307,7 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(err, a.stopAdmin())
 	}
 	a.cluster.Store(cl)
-	buckets := cl.Buckets(cluster.BucketOptions{OnHashes: a.engine.SeedHashes})
+	buckets := cl.Buckets(cluster.BucketOptions{OnHashes: a.engine.SeedHashes, Share: a.engine})
 	a.buckets.Store(buckets)
 	a.engine.Coordinate(buckets)
 	bctx, stopBuckets := context.WithCancel(context.WithoutCancel(ctx))

@@ -114,7 +114,7 @@ func (b Burst) runMembers(ctx context.Context, dbURL string, scale float64, n in
 					stop()
 					return nil, nil, err
 				}
-				l := c.Buckets(cluster.BucketOptions{OnHashes: e.SeedHashes})
+				l := c.Buckets(cluster.BucketOptions{OnHashes: e.SeedHashes, Share: e})
 				e.Coordinate(l)
 				done := make(chan struct{})
 				go func() { l.Run(mctx); close(done) }()

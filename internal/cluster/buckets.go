@@ -43,6 +43,12 @@ type Buckets struct {
 	// asked for a bucket this one holds (LISTEN herald_buckets_wanted),
 	// or a wanted bucket's window was spent (offer).
 	wanted chan struct{}
+	// Loans of global slots (loans.go): who asked and who lends, as
+	// heard, by process; the loop's own ask and loan.
+	askers  map[string]asker
+	lenders map[string]time.Time
+	asked   time.Time
+	given   *given
 
 	stats bucketCounters
 }
@@ -64,6 +70,11 @@ type BucketOptions struct {
 	// A hash learned here is written at the next turn of the loop.
 	OnHashes  func(map[string]string)
 	HashEvery time.Duration
+	// Share, when set, moves global slots between processes (loans.go):
+	// a loan runs LoanTerm (default 1 s) unless extended, and a short
+	// process asks again every half of it.
+	Share    GlobalShare
+	LoanTerm time.Duration
 }
 
 type waiting struct {
@@ -140,8 +151,12 @@ func (c *Cluster) Buckets(o BucketOptions) *Buckets {
 	if o.HashEvery <= 0 {
 		o.HashEvery = time.Second
 	}
+	if o.LoanTerm <= 0 {
+		o.LoanTerm = time.Second
+	}
 	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
-		waiting: map[string]*waiting{}, freed: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1)}
+		waiting: map[string]*waiting{}, freed: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1),
+		askers: map[string]asker{}, lenders: map[string]time.Time{}}
 }
 
 // Claim implements transport.Coordinator.
@@ -257,6 +272,7 @@ func (b *Buckets) Run(ctx context.Context) {
 		}
 		b.ask(ctx)
 		b.release(ctx, false)
+		b.loans(ctx)
 		if time.Since(renewed) >= b.o.Lease/4 {
 			renewed = time.Now()
 			b.renew(ctx)
@@ -454,7 +470,7 @@ func (b *Buckets) listen(ctx context.Context) {
 			// A connection that listens is never handed to anyone else.
 			conn := pooled.Hijack()
 			defer conn.Close(context.WithoutCancel(ctx))
-			if _, err := conn.Exec(ctx, `LISTEN herald_buckets_wanted; LISTEN herald_buckets_released`); err != nil {
+			if _, err := conn.Exec(ctx, `LISTEN herald_buckets_wanted; LISTEN herald_buckets_released; LISTEN `+loansChannel); err != nil {
 				return err
 			}
 			for {
@@ -462,9 +478,12 @@ func (b *Buckets) listen(ctx context.Context) {
 				if err != nil {
 					return err
 				}
-				if n.Channel == "herald_buckets_released" {
+				switch owner, key, _ := strings.Cut(n.Payload, " "); {
+				case n.Channel == loansChannel:
+					b.heardLoans(n.Payload)
+				case n.Channel == "herald_buckets_released":
 					b.released(n.Payload)
-				} else if owner, key, _ := strings.Cut(n.Payload, " "); owner == b.c.id {
+				case owner == b.c.id:
 					b.want(key)
 				}
 			}

@@ -196,8 +196,11 @@ type Engine struct {
 	unauthorizedReason string
 	deadWebhooks       map[string]bool
 	invalid            invalidBudgets
-	coord              Coordinator // nil when no other process shares the token
-	processes, rank    int         // on the token, and this one's place among them (share.go)
+	coord              Coordinator     // nil when no other process shares the token
+	processes, rank    int             // on the token, and this one's place among them (share.go)
+	lastGlobal         time.Time       // when a global slot was last granted (loan.go)
+	lent               loan            // the share lent to other processes (loan.go)
+	borrowed           map[string]loan // by lender
 	lastPrune          time.Time
 	seq                uint64
 	rng                *rand.Rand
@@ -217,6 +220,7 @@ func New(cfg Config) *Engine {
 		claiming:      map[*bucket]bool{},
 		sleeping:      map[*bucket]time.Time{},
 		deadWebhooks:  map[string]bool{},
+		borrowed:      map[string]loan{},
 		invalid:       newInvalidBudgets(cfg),
 		rng:           rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}

@@ -97,6 +97,7 @@ func (e *Engine) dispatch(now time.Time, self *bucket) {
 		}
 		delete(e.globalWaiters, best)
 		best.slot = e.global.take(now)
+		e.lastGlobal = now
 		if best != self {
 			best.signal()
 		}

@@ -20,10 +20,11 @@ import "time"
 const shareTurn = 10
 
 // globalShare is how many of the global limit's slots in a period this
-// process may use at now: its share, or less while it learns a lower
-// global limit from Discord's 429s (learn.go). The lock is held.
+// process may use at now: its share with what it lent or borrowed
+// (loan.go), or less while it learns a lower global limit from Discord's
+// 429s (learn.go). The lock is held.
 func (e *Engine) globalShare(now time.Time) int {
-	return min(e.configuredShare(now), e.learned.limit(now, e.cfg.GlobalLimit, e.cfg.GlobalPeriod))
+	return min(max(e.configuredShare(now)+e.loans(now), 0), e.learned.limit(now, e.cfg.GlobalLimit, e.cfg.GlobalPeriod))
 }
 
 // configuredShare is this process's share of the configured global limit.
@@ -38,8 +39,7 @@ func (e *Engine) configuredShare(now time.Time) int {
 		k := t.UnixNano() / int64(turn)
 		return (int64(e.rank)+k)%int64(n) < int64(extra)
 	}
-	settle := e.cfg.GlobalPeriod + e.cfg.GlobalPeriod/10
-	if has(now) && has(now.Add(-settle)) {
+	if has(now) && has(now.Add(-e.settle())) {
 		return base + 1
 	}
 	return base
