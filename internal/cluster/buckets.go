@@ -457,10 +457,12 @@ func (b *Buckets) want(key string) {
 	b.offer()
 }
 
-// listen hears the processes asking for buckets this one holds, and the
-// buckets let go that this one waits for, on a connection of its own,
-// until ctx ends; a lost connection is opened again. Without it, an idle
-// bucket goes back after Linger and waiters ask again every Poll.
+// listen hears the processes asking for buckets this one holds, the
+// buckets let go that this one waits for, and the asks and loans of
+// global slots (loans.go), on a connection of its own, until ctx ends; a
+// lost connection is opened again. Without it, an idle bucket goes back
+// after Linger, a bucket waited for is asked for again when its holder's
+// lease ends, and no slots are lent or borrowed.
 func (b *Buckets) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := func() error {
@@ -490,7 +492,7 @@ func (b *Buckets) listen(ctx context.Context) {
 			}
 		}()
 		if ctx.Err() == nil {
-			b.c.o.Logger.WarnContext(ctx, "cluster: not hearing which buckets others want; idle ones go back after the linger", "err", err)
+			b.c.o.Logger.WarnContext(ctx, "cluster: not hearing other processes; idle buckets go back after the linger, waited-for ones at their lease's end, and no global slots are lent", "err", err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
