@@ -199,7 +199,8 @@ type Engine struct {
 	coord              Coordinator     // nil when no other process shares the token
 	processes, rank    int             // on the token, and this one's place among them (share.go)
 	lastGlobal         time.Time       // when a global slot was last granted (loan.go)
-	lent               loan            // the share lent to other processes (loan.go)
+	lentSlots          int             // of this process's share, lent to others (loan.go)
+	lentUntil          time.Time       // the latest end of a loan given
 	borrowed           map[string]loan // by lender
 	lastPrune          time.Time
 	seq                uint64

@@ -22,8 +22,7 @@ import "time"
 const lendAfter = 10
 
 // loan is slots of another process's share this one may use in
-// [from+settle, until]; for the loan this process gives (Engine.lent),
-// the slots it does not use until a settle after until.
+// [from+settle, until].
 type loan struct {
 	slots       int
 	from, until time.Time
@@ -76,11 +75,10 @@ func (e *Engine) Short() int {
 func (e *Engine) Lend(slots int, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	now := e.clock.Now()
-	if now.After(e.lent.until.Add(e.settle())) {
-		e.lent = loan{}
+	if e.clock.Now().After(e.lentUntil.Add(e.settle())) {
+		e.lentSlots = 0
 	}
-	e.lent = loan{slots: max(e.lent.slots, slots), until: latest(e.lent.until, until)}
+	e.lentSlots, e.lentUntil = max(e.lentSlots, slots), later(e.lentUntil, until)
 }
 
 // Borrow records slots another process (lender) lends this one from from
@@ -91,7 +89,7 @@ func (e *Engine) Borrow(lender string, slots int, from, until time.Time) {
 	defer e.mu.Unlock()
 	now := e.clock.Now()
 	if old, ok := e.borrowed[lender]; ok && old.from.Equal(from) {
-		until = latest(old.until, until)
+		until = later(old.until, until)
 	}
 	e.borrowed[lender] = loan{slots: slots, from: from, until: until}
 	// The slots become usable at from+settle: waiters look again then.
@@ -104,8 +102,8 @@ func (e *Engine) Borrow(lender string, slots int, from, until time.Time) {
 // borrowed slots usable then, less the slots lent. The lock is held.
 func (e *Engine) loans(now time.Time) int {
 	n := 0
-	if !now.After(e.lent.until.Add(e.settle())) {
-		n -= e.lent.slots
+	if !now.After(e.lentUntil.Add(e.settle())) {
+		n -= e.lentSlots
 	}
 	settle := e.settle()
 	for lender, l := range e.borrowed {
@@ -117,11 +115,4 @@ func (e *Engine) loans(now time.Time) int {
 		}
 	}
 	return n
-}
-
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
