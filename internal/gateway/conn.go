@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -22,6 +24,10 @@ type conn struct {
 	identify  bool
 	onReady   func(ready)
 	onResumed func()
+	now       func() time.Time
+	// heard is when bytes last came from Discord (UnixNano on now's
+	// clock): where a RESUME's replay starts (replay.go).
+	heard atomic.Int64
 
 	// Read side: gorilla reads from one goroutine at a time.
 	chunk    []byte
@@ -71,8 +77,16 @@ const (
 	opInvalidSession = 9
 )
 
-func newConn(raw net.Conn, identify bool, onReady func(ready), onResumed func()) *conn {
-	return &conn{Conn: raw, identify: identify, onReady: onReady, onResumed: onResumed, closed: make(chan struct{})}
+func newConn(raw net.Conn, identify bool, onReady func(ready), onResumed func(), now func() time.Time) *conn {
+	return &conn{Conn: raw, identify: identify, onReady: onReady, onResumed: onResumed, now: now, closed: make(chan struct{})}
+}
+
+// lastHeard is when bytes last came from Discord; zero if none did.
+func (c *conn) lastHeard() time.Time {
+	if n := c.heard.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -84,6 +98,9 @@ func (c *conn) Read(p []byte) (int, error) {
 			c.chunk = make([]byte, readChunk)
 		}
 		n, err := c.Conn.Read(c.chunk)
+		if n > 0 {
+			c.heard.Store(c.now().UnixNano())
+		}
 		c.in = append(c.in, c.chunk[:n]...)
 		c.scan()
 		if err != nil && c.err == nil {

@@ -73,6 +73,8 @@ type Session struct {
 	conn        *conn              // the connection being opened, or open
 	ready       bool
 	guilds      map[string]bool
+
+	replay replay
 }
 
 // Open connects to the gateway and returns once the session is
@@ -195,6 +197,13 @@ func (s *Session) newDiscordgo() (*discordgo.Session, error) {
 	for _, h := range s.o.Events.all() {
 		handlers = append(handlers, dg.AddHandler(h))
 	}
+	for _, h := range s.o.Events.members() {
+		handlers = append(handlers, dg.AddHandler(func(_ *discordgo.Session, e *discordgo.GuildMemberUpdate) {
+			if e.Member != nil && e.User != nil {
+				h(Member{GuildID: e.GuildID, UserID: e.User.ID, Roles: e.Roles, Age: s.replay.age(s.clock.Now())})
+			}
+		}))
+	}
 	s.mu.Lock()
 	s.handlers = handlers
 	s.mu.Unlock()
@@ -206,7 +215,7 @@ func (s *Session) newDiscordgo() (*discordgo.Session, error) {
 func (s *Session) attach(raw net.Conn) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := newConn(raw, s.identifying, s.onReady, s.onResumed)
+	c := newConn(raw, s.identifying, s.onReady, s.onResumed, s.clock.Now)
 	c.unwatch = context.AfterFunc(s.ctx, func() { raw.Close() })
 	s.conn = c
 	return c
@@ -226,6 +235,7 @@ func (s *Session) onReady(r ready) {
 }
 
 func (s *Session) onResumed() {
+	s.replay.resumed(s.clock.Now())
 	s.mu.Lock()
 	s.ready = true
 	s.mu.Unlock()

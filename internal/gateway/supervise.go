@@ -111,10 +111,14 @@ func (s *Session) open(resume bool, wait time.Duration) error {
 // start limit allows. A failure comes with what Discord said.
 func (s *Session) connect(resume bool) (ending, error) {
 	s.mu.Lock()
-	dg := s.dg
+	dg, lost := s.dg, s.conn
 	s.conn, s.identifying, s.target = nil, !resume, s.resumeURL
 	s.mu.Unlock()
+	if resume && lost != nil {
+		s.replay.resuming(lost.lastHeard(), s.clock.Now())
+	}
 	if !resume {
+		s.replay.identifying()
 		url, err := s.startAllowed()
 		if err != nil {
 			return ending{}, err

@@ -175,7 +175,8 @@ var errMemberLeft = errors.New("rolemenu: the member left the server")
 
 // memberRoles are the member's roles before the batch starting with first:
 // from first's payload when herald's record of its own changes makes
-// them certain, else read from Discord.
+// them certain, else from a gateway update that came well after it
+// (seen.go), else read from Discord.
 func (w *applyWorker) memberRoles(ctx context.Context, guildID, userID string, first click) ([]string, error) {
 	if first.Roles != nil {
 		changes, err := w.changesSince(ctx, guildID, userID, first.Received)
@@ -185,6 +186,9 @@ func (w *applyWorker) memberRoles(ctx context.Context, guildID, userID string, f
 		if has, ok := fromPayload(first.Roles, first.Received, changes); ok {
 			return has, nil
 		}
+	}
+	if has, ok, err := w.seenRoles(ctx, guildID, userID, first.Received); err != nil || ok {
+		return has, err
 	}
 	member, err := w.discord.Member(ctx, guildID, userID)
 	var api *transport.APIError
@@ -441,8 +445,14 @@ func (w *applyWorker) answer(ctx context.Context, guildID, userID string, batch 
 			return err
 		}
 	}
-	_, err = w.db.Exec(ctx, `DELETE FROM rolemenu_clicks WHERE id = ANY($1)`, ids)
-	return err
+	// The member's roles from the gateway go with their last click: a
+	// statement of its own sees an update kept while the clicks were
+	// deleted (onMember locks them).
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM rolemenu_clicks WHERE id = ANY($1)`, ids)
+	b.Queue(`DELETE FROM rolemenu_members_seen WHERE guild_id = $1 AND user_id = $2
+		AND NOT EXISTS (SELECT 1 FROM rolemenu_clicks WHERE guild_id = $1 AND user_id = $2)`, guildID, userID)
+	return w.db.SendBatch(ctx, b).Close()
 }
 
 // execute makes the plan's changes, one request per role, and records

@@ -123,5 +123,6 @@ func build(k feature.Kit) error {
 	k.Reports.Add("rolemenu", d.report)
 	k.Events.On(d.onMessageDelete)
 	k.Events.On(d.onChannelDelete)
+	k.Events.OnMember(d.onMember)
 	return nil
 }
