@@ -340,3 +340,66 @@ func TestWantedBucketWakesItsWorker(t *testing.T) {
 		t.Fatalf("a's claim after b asked: %+v, want held and wanted", c)
 	}
 }
+
+// A notice that another member wants a held bucket can be missed — sent
+// while the holder was not listening, or heard before its claim of the
+// bucket was noted — and the wanter, already listed, sends none again.
+// The holder learns it at its next renewal all the same.
+func TestMissedWantIsHeardAtRenewal(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	a := leases(t, t.Context(), db, "a")
+	b := leases(t, t.Context(), db, "b")
+	claimWithin(t, a, "k", 5*time.Second)
+	// b's want, written as its lost claim writes it, with no notice.
+	if _, err := db.Exec(t.Context(), `UPDATE herald_buckets SET wanters = ARRAY[$1] WHERE key = 'k'`, b.c.id); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, 5*time.Second, "a to learn b wants k", func() bool {
+		c := a.Claim("k", func() {})
+		if !c.Held {
+			t.Fatal("a lost k while using it")
+		}
+		return c.Wanted
+	})
+}
+
+// A want heard while the claim that wins the bucket is still under way
+// counts once the claim is noted.
+func TestWantHeardDuringTheClaimCounts(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Host: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Buckets(BucketOptions{}) // its loop is this test
+	if _, err := db.Exec(t.Context(), `INSERT INTO herald_buckets (key, owner, lease_until) VALUES ('k', 'gone', now() - interval '1 second')`); err != nil {
+		t.Fatal(err)
+	}
+	// The claim waits for the row, locked here, until the want is heard.
+	tx, err := db.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), `SELECT 1 FROM herald_buckets WHERE key = 'k' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	a.Claim("k", func() {})
+	asked := make(chan struct{})
+	go func() { a.ask(t.Context()); close(asked) }()
+	wait.Until(t, "the claim to wait for the row", func() bool {
+		var n int
+		db.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		return n > 0
+	})
+	a.want("k")
+	if err := tx.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-asked
+	if c := a.Claim("k", func() {}); !c.Held || !c.Wanted {
+		t.Fatalf("a's claim: %+v, want held and wanted", c)
+	}
+}
