@@ -36,10 +36,7 @@ type Buckets struct {
 	waiting map[string]*waiting
 	// freed are buckets let go by their holder while this process was
 	// not waiting for them, in case a claim of theirs was under way.
-	freed map[string]time.Time
-	// early are wants heard for buckets not held here, in case a claim
-	// of theirs is under way that will win them.
-	early  map[string]time.Time
+	freed  map[string]time.Time
 	hashes map[string]string // learned here, to be written
 	kick   chan struct{}
 	// wanted wakes the loop to hand on what others want: one of them
@@ -158,7 +155,7 @@ func (c *Cluster) Buckets(o BucketOptions) *Buckets {
 		o.LoanTerm = time.Second
 	}
 	return &Buckets{c: c, o: o, held: map[string]*held{}, asking: map[string][]func(){},
-		waiting: map[string]*waiting{}, freed: map[string]time.Time{}, early: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1),
+		waiting: map[string]*waiting{}, freed: map[string]time.Time{}, hashes: map[string]string{}, kick: make(chan struct{}, 1), wanted: make(chan struct{}, 1),
 		askers: map[string]asker{}, lenders: map[string]time.Time{}}
 }
 
@@ -304,11 +301,9 @@ func (b *Buckets) query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 // and wakes the engine's waiting workers with the answers.
 func (b *Buckets) ask(ctx context.Context) {
 	b.mu.Lock()
-	for _, m := range []map[string]time.Time{b.freed, b.early} {
-		for k, t := range m {
-			if time.Since(t) > b.o.Lease {
-				delete(m, k)
-			}
+	for k, t := range b.freed {
+		if time.Since(t) > b.o.Lease {
+			delete(b.freed, k)
 		}
 	}
 	asking := b.asking
@@ -332,8 +327,7 @@ func (b *Buckets) ask(ctx context.Context) {
 		if g, ok := won[k]; ok {
 			// Idle until the engine comes back for it, so a claim whose
 			// request went meanwhile (cancelled, timed out) is let go.
-			h := &held{until: began.Add(b.o.Lease), state: g.state, idle: time.Now(), wanted: g.wanted || !b.early[k].Before(began), fresh: true}
-			delete(b.early, k)
+			h := &held{until: began.Add(b.o.Lease), state: g.state, idle: time.Now(), wanted: g.wanted, fresh: true}
 			if g.state.Limit > 0 {
 				h.handed = &g.state
 			}
@@ -450,15 +444,10 @@ func (b *Buckets) released(key string) {
 
 // want hears that another process asked for a bucket this one holds: an
 // idle one goes now, one in use when its window is spent or it starves.
-// A want for a bucket not held may be for one a claim under way wins: it
-// is kept for that claim.
 func (b *Buckets) want(key string) {
 	var wake func()
 	b.mu.Lock()
-	switch h := b.held[key]; {
-	case h == nil:
-		b.early[key] = time.Now()
-	case !h.wanted:
+	if h := b.held[key]; h != nil && !h.wanted {
 		h.wanted, wake = true, h.wake
 	}
 	b.mu.Unlock()
@@ -613,7 +602,7 @@ func (b *Buckets) renew(ctx context.Context) {
 			lim = s.lim, remaining = s.remaining, reset_at = s.reset_at
 		FROM (SELECT * FROM unnest($2::text[], $3::int[], $4::int[], $5::timestamptz[]) AS s(key, lim, remaining, reset_at)) s,
 			(`+inKeyOrder+`) l
-		WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 RETURNING b.key, cardinality(b.wanters) > 0`, append(append([]any{b.c.id, keys}, columns(states)...), b.o.Lease.Seconds())...)
+		WHERE b.key = s.key AND b.key = l.key AND b.owner = $1 RETURNING b.key`, append(append([]any{b.c.id, keys}, columns(states)...), b.o.Lease.Seconds())...)
 	if err != nil {
 		if ctx.Err() == nil {
 			b.c.o.Logger.WarnContext(ctx, "cluster: could not renew Discord bucket leases; they lapse", "err", err)
@@ -621,44 +610,26 @@ func (b *Buckets) renew(ctx context.Context) {
 		return
 	}
 	defer cancel()
-	// kept are the leases renewed, and whether others wait for each.
-	kept := map[string]bool{}
-	var key string
-	var wanted bool
-	if _, err := pgx.ForEachRow(rows, []any{&key, &wanted}, func() error { kept[key] = wanted; return nil }); err != nil {
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return
 	}
 	b.stats.renewed.Add(int64(len(kept)))
-	var wakes []func()
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	keep := map[string]bool{}
+	for _, k := range kept {
+		keep[k] = true
+	}
 	for _, k := range keys {
 		h := b.held[k]
-		wanted, ok := kept[k]
 		switch {
 		case h == nil:
-		case !ok:
-			delete(b.held, k)
-		default:
+		case keep[k]:
 			h.until = began.Add(b.o.Lease)
-			// A notice of a wanter can be missed (heard before the claim
-			// that won the bucket was noted here, or while not
-			// listening), and the wanter, already listed, sends none
-			// again: without this the bucket stayed here, used at this
-			// process's share, while the wanter's calls waited.
-			if wanted && !h.wanted && !h.releasing {
-				h.wanted = true
-				wakes = append(wakes, h.wake)
-			}
+		default:
+			delete(b.held, k)
 		}
-	}
-	b.mu.Unlock()
-	for _, wake := range wakes {
-		if wake != nil {
-			wake()
-		}
-	}
-	if len(wakes) > 0 {
-		b.offer()
 	}
 }
 
