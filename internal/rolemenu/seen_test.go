@@ -8,24 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bwmarrin/discordgo"
-
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
-	"github.com/herald-bot/herald/internal/interaction"
 )
-
-// colours publishes a menu of Red and Blue and returns its message.
-func colours(t *testing.T, h *heraldtest.Herald) *discordgo.Message {
-	t.Helper()
-	admin := h.As("admin")
-	admin.Command("general", "/rolemenu/create", heraldtest.Opts{"name": "colours"}).Reply()
-	for _, role := range []string{"Red", "Blue"} {
-		admin.Command("general", "/rolemenu/option/add", heraldtest.Opts{"menu": "colours", "role": h.Role(role)}).Reply()
-	}
-	admin.Command("general", "/rolemenu/publish", heraldtest.Opts{"menu": "colours", "channel": h.Channel("roles")}).Reply()
-	return menuMessage(t, h, "roles", "colours", func(m *discordgo.Message) bool { return len(interaction.Buttons(m)) == 2 })
-}
 
 // seen is the member's row of roles from the gateway: its roles, and
 // whether there is one.
@@ -57,7 +42,7 @@ func reads(h *heraldtest.Herald, username string) int {
 func TestMemberUpdatesKeptWhileClicksWait(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
-	msg := colours(t, h)
+	msg := setup(t, h, "colours", heraldtest.Opts{}, "Red", "Blue")
 	// erin's role change takes 8 s: her click waits meanwhile.
 	h.Sim.SetFault(sim.Fault{Route: "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}", LatencyMS: 8000})
 
@@ -102,7 +87,7 @@ func TestGatewayUpdateServesInPlaceOfARead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
-			msg := colours(t, h)
+			msg := setup(t, h, "colours", heraldtest.Opts{}, "Red", "Blue")
 			ctx := context.Background()
 			bob := h.Member("bob")
 			h.Sim.SetMemberRole(h.Guild.ID, bob, h.Role("Blue"), true)
