@@ -101,11 +101,10 @@ func (e *Engine) Borrow(lender string, slots int, from, until time.Time) {
 // loans is what the loans add to this process's share at now: the
 // borrowed slots usable then, less the slots lent. The lock is held.
 func (e *Engine) loans(now time.Time) int {
-	n := 0
-	if !now.After(e.lentUntil.Add(e.settle())) {
+	n, settle := 0, e.settle()
+	if !now.After(e.lentUntil.Add(settle)) {
 		n -= e.lentSlots
 	}
-	settle := e.settle()
 	for lender, l := range e.borrowed {
 		switch {
 		case now.After(l.until):
