@@ -245,23 +245,41 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	return res, err
 }
 
-// drain waits until no role-menu job is left to run.
+// drain waits until no role-menu job is left to run. It looks four times
+// a second, through River's state index: a count over the whole job table
+// every 20 ms took a fifth of a core from the processes it waits for.
 func drain(ctx context.Context, dbURL string, within time.Duration) error {
 	db, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	left := 0
-	err = until(within, "the clicks' jobs to drain", func() bool {
-		db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind LIKE 'rolemenu%' AND finalized_at IS NULL`).Scan(&left)
-		return left == 0
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %d jobs left", err, left)
+	tick := time.NewTicker(drainPoll)
+	defer tick.Stop()
+	deadline := time.After(within)
+	for {
+		var left bool
+		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
+			WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled') AND kind LIKE 'rolemenu%')`).Scan(&left); err != nil {
+			return fmt.Errorf("the clicks' jobs to drain: %w", err)
+		}
+		if !left {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			var n int
+			db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind LIKE 'rolemenu%' AND finalized_at IS NULL`).Scan(&n)
+			return fmt.Errorf("waited %s for the clicks' jobs to drain: %d jobs left", within, n)
+		case <-tick.C:
+		}
 	}
-	return nil
 }
+
+// drainPoll is how often drain looks: DrainSeconds is exact to it.
+const drainPoll = 250 * time.Millisecond
 
 // scaleGuilds loads guilds until every shard has one, at least o.Guilds,
 // each with a menu's channels, roles and o.MembersPerGuild members.
