@@ -73,21 +73,21 @@ func LoadConfig(lookup config.Lookup, extra ...feature.Feature) (config.Config, 
 	return config.Load(lookup, Settings(extra...)...)
 }
 
-// Pool sizes beside the configured ones: River itself (its LISTEN
-// connection, leader election, maintenance, fetches) and the admin server
-// need connections beside one per job worker; the fast path keeps two
-// open so the first interaction after an idle spell does not wait to
-// connect.
+// The fast path keeps two connections open so the first interaction
+// after an idle spell does not wait to connect; the cluster's leases and
+// bucket claims, which every Discord call may wait on, have a pool of
+// their own so they never queue behind job workers.
 const (
-	jobsConnsReserve  = 10
 	fastPathWarmConns = 2
+	clusterConns      = 4
 )
 
-// Pools shapes herald's two connection pools for cfg: one for River, the
-// job workers and the admin server, and the fast path's own.
-func Pools(cfg config.Config) (jobs, fastPath store.Pool) {
-	return store.Pool{Name: "herald-jobs", Max: int32(cfg.Lanes.Total() + jobsConnsReserve)},
-		store.Pool{Name: FastPathPool, Max: int32(cfg.FastPathConns), Min: fastPathWarmConns}
+// Pools shapes herald's connection pools for cfg: one for River, the job
+// workers and the admin server, the fast path's own, and the cluster's.
+func Pools(cfg config.Config) (jobs, fastPath, coordination store.Pool) {
+	return store.Pool{Name: "herald-jobs", Max: int32(cfg.JobsConns)},
+		store.Pool{Name: FastPathPool, Max: int32(cfg.FastPathConns), Min: fastPathWarmConns},
+		store.Pool{Name: "herald-cluster", Max: clusterConns}
 }
 
 // GroupWriters is how many statements the fast path's group writer keeps
@@ -123,18 +123,20 @@ type App struct {
 	// fastPool serves the fast path only, so an interaction never waits
 	// for a connection behind busy job workers.
 	fastPool *pgxpool.Pool
-	migrator *store.Migrator
-	river    *work.Client
-	dispatch *outbox.Dispatcher
-	writer   *outbox.GroupWriter
-	registry *work.Registry
-	engine   *transport.Engine
-	discord  *rest.Client
-	catalog  *i18n.Catalog
-	fastPath *interaction.FastPath
-	metrics  *prometheus.Registry
-	cluster  atomic.Pointer[cluster.Cluster] // set once Run joins
-	buckets  atomic.Pointer[cluster.Buckets]
+	// clusterPool serves the cluster's leases and bucket claims.
+	clusterPool *pgxpool.Pool
+	migrator    *store.Migrator
+	river       *work.Client
+	dispatch    *outbox.Dispatcher
+	writer      *outbox.GroupWriter
+	registry    *work.Registry
+	engine      *transport.Engine
+	discord     *rest.Client
+	catalog     *i18n.Catalog
+	fastPath    *interaction.FastPath
+	metrics     *prometheus.Registry
+	cluster     atomic.Pointer[cluster.Cluster] // set once Run joins
+	buckets     atomic.Pointer[cluster.Buckets]
 	// processID names this process in the cluster and in River.
 	processID string
 	sessions  sessions           // the gateway sessions of the shards this process holds
@@ -171,11 +173,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 			return nil, err
 		}
 	}
-	jobsPool, fastPool := Pools(cfg)
+	jobsPool, fastPool, clusterPool := Pools(cfg)
 	if a.pool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), jobsPool); err != nil {
 		return nil, err
 	}
 	if a.fastPool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), fastPool); err != nil {
+		return nil, err
+	}
+	if a.clusterPool, err = store.Open(ctx, cfg.DatabaseURL.Reveal(), clusterPool); err != nil {
 		return nil, err
 	}
 	if a.migrator, err = store.NewMigrator(a.pool, log); err != nil {
@@ -302,7 +307,7 @@ func (a *App) Run(ctx context.Context) error {
 	// Membership first: the other processes on the token must see this
 	// one before it sends its first request, and its buckets are shared
 	// with theirs from that request on.
-	cl, err := cluster.Join(ctx, cluster.Options{DB: a.pool, Version: Version, Logger: a.log, OnLive: a.engine.Share, ID: a.processID})
+	cl, err := cluster.Join(ctx, cluster.Options{DB: a.clusterPool, Version: Version, Logger: a.log, OnLive: a.engine.Share, ID: a.processID})
 	if err != nil {
 		return errors.Join(err, a.stopAdmin())
 	}
@@ -479,7 +484,7 @@ func (a *App) close() {
 	if a.migrator != nil {
 		a.migrator.Close()
 	}
-	for _, p := range []*pgxpool.Pool{a.fastPool, a.pool} {
+	for _, p := range []*pgxpool.Pool{a.fastPool, a.clusterPool, a.pool} {
 		if p != nil {
 			p.Close()
 		}

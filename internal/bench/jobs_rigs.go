@@ -54,7 +54,7 @@ func newHeraldRig(ctx context.Context, dbURL string, workers int, rec *recorder)
 		return nil, err
 	}
 	r := &heraldRig{}
-	jp, fp := app.Pools(cfg)
+	jp, fp, _ := app.Pools(cfg)
 	r.budget = int(jp.Max + fp.Max)
 	if r.jobs, err = store.Open(ctx, dbURL, jp); err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func newBareRig(ctx context.Context, dbURL string, workers int, rec *recorder) (
 		return nil, err
 	}
 	// As many connections as herald's two pools together.
-	jp, fp := app.Pools(cfg)
+	jp, fp, _ := app.Pools(cfg)
 	r := &bareRig{budget: int(jp.Max + fp.Max)}
 	if r.pool, err = store.Open(ctx, dbURL, store.Pool{Name: "bench-bare-river", Max: int32(r.budget)}); err != nil {
 		return nil, err

@@ -49,6 +49,12 @@ type Config struct {
 	// FastPathConns is the fast path's own pool: interactions never wait
 	// for a connection behind job workers.
 	FastPathConns int
+	// JobsConns is the pool of the job workers, River and the admin
+	// server. It is smaller than the workers: a worker holds a connection
+	// only while it talks to Postgres, and statements beyond what the
+	// database runs at once queue inside it, where the fast path's writes
+	// wait among them.
+	JobsConns int
 	// GlobalLimit is the bot's global REST limit per second (Discord
 	// grants large bots more than the default 50).
 	GlobalLimit int
@@ -352,14 +358,20 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{Setting: Setting{Key: "HERALD_DB_FASTPATH_CONNS", Default: "10", Help: "Postgres connections reserved for answering interactions (jobs have their own, sized from the workers)", RunOnly: true}, parse: func(c *Config, v string) error {
+	conns("HERALD_DB_FASTPATH_CONNS", "10", "Postgres connections reserved for answering interactions", func(c *Config) *int { return &c.FastPathConns }),
+	conns("HERALD_DB_JOBS_CONNS", "8", "Postgres connections of the job workers, River and the admin server; workers wait for one only while they talk to Postgres, and more than the database runs at once only queue inside it, where interactions' writes wait behind them", func(c *Config) *int { return &c.JobsConns }),
+}
+
+// conns is a pool's size, from 1 to 1000 connections.
+func conns(key, def, help string, field func(*Config) *int) setting {
+	return setting{Setting: Setting{Key: key, Default: def, Help: help, RunOnly: true}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
 			return fmt.Errorf("must be a whole number from 1 to 1000, got %q", v)
 		}
-		c.FastPathConns = n
+		*field(c) = n
 		return nil
-	}},
+	}}
 }
 
 func workers(key, def, help string, field func(*work.LaneWorkers) *int) setting {
@@ -462,6 +474,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("workers_sync", c.Lanes.Sync),
 		slog.Int("workers_background", c.Lanes.Background),
 		slog.Int("db_fastpath_conns", c.FastPathConns),
+		slog.Int("db_jobs_conns", c.JobsConns),
 		slog.String("job_timeout", c.JobTimeouts.String()),
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Duration("circuit_reset", c.CircuitReset),

@@ -39,6 +39,9 @@ func TestLoadDefaults(t *testing.T) {
 	if c.Lanes != (work.LaneWorkers{Interactive: 20, Events: 10, Sync: 5, Background: 2}) {
 		t.Errorf("lane defaults = %+v", c.Lanes)
 	}
+	if c.FastPathConns != 10 || c.JobsConns != 8 {
+		t.Errorf("pool defaults: fast path %d, jobs %d", c.FastPathConns, c.JobsConns)
+	}
 }
 
 func TestLoadOverrides(t *testing.T) {
@@ -47,7 +50,7 @@ func TestLoadOverrides(t *testing.T) {
 		"HERALD_DISCORD_API": "http://127.0.0.1:7000/api/v10/", "DATABASE_URL": "postgresql://u:pw@db:5432/h",
 		"HERALD_HTTP_ADDR": ":9090", "LOG_FORMAT": "json", "LOG_LEVEL": "debug", "HERALD_AUTO_MIGRATE": "true",
 		"HERALD_SHUTDOWN_TIMEOUT": "5s", "HERALD_WORKERS_INTERACTIVE": "7", "HERALD_WORKERS_BACKGROUND": "1",
-		"HERALD_DISCORD_GLOBAL_LIMIT": "1200", "HERALD_CIRCUIT_RESET": "5s",
+		"HERALD_DISCORD_GLOBAL_LIMIT": "1200", "HERALD_CIRCUIT_RESET": "5s", "HERALD_DB_JOBS_CONNS": "24",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +61,7 @@ func TestLoadOverrides(t *testing.T) {
 	if c.DiscordAPI != "http://127.0.0.1:7000/api/v10" || c.HTTPAddr != ":9090" || c.LogFormat != "json" ||
 		c.LogLevel != slog.LevelDebug || !c.AutoMigrate || c.ShutdownTimeout != 5*time.Second ||
 		c.Lanes.Interactive != 7 || c.Lanes.Background != 1 || c.Lanes.Events != 10 || c.GlobalLimit != 1200 ||
-		c.CircuitReset != 5*time.Second {
+		c.CircuitReset != 5*time.Second || c.JobsConns != 24 {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 	if c.DatabaseURL.Reveal() != "postgresql://u:pw@db:5432/h" {
@@ -76,7 +79,7 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 		"HERALD_SHUTDOWN_TIMEOUT": "-1s", "HERALD_WORKERS_INTERACTIVE": "0", "HERALD_WORKERS_EVENTS": "many",
 		"HERALD_WORKERS_SYNC": "5", "HERALD_WORKERS_BACKGROUND": "99999", "HERALD_DISCORD_GLOBAL_LIMIT": "0",
 		"HERALD_MAX_MESSAGES_PER_INTERACTION": "100", "HERALD_COALESCE_WINDOW": "soon", "HERALD_CIRCUIT_RESET": "0s",
-		"HERALD_IDENTIFY_WINDOW": "6s",
+		"HERALD_IDENTIFY_WINDOW": "6s", "HERALD_DB_FASTPATH_CONNS": "0", "HERALD_DB_JOBS_CONNS": "1001",
 	}))
 	var cerr *Error
 	if !errors.As(err, &cerr) {
@@ -85,7 +88,8 @@ func TestLoadReportsEveryProblemWithoutSecrets(t *testing.T) {
 	wantKeys := []string{"DISCORD_TOKEN", "DISCORD_APP_ID", "HERALD_DISCORD_API", "DATABASE_URL", "HERALD_HTTP_ADDR",
 		"LOG_FORMAT", "LOG_LEVEL", "HERALD_AUTO_MIGRATE", "HERALD_SHUTDOWN_TIMEOUT", "HERALD_WORKERS_INTERACTIVE",
 		"HERALD_WORKERS_EVENTS", "HERALD_WORKERS_BACKGROUND", "HERALD_DISCORD_GLOBAL_LIMIT",
-		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW", "HERALD_CIRCUIT_RESET", "HERALD_IDENTIFY_WINDOW"}
+		"HERALD_MAX_MESSAGES_PER_INTERACTION", "HERALD_COALESCE_WINDOW", "HERALD_CIRCUIT_RESET", "HERALD_IDENTIFY_WINDOW",
+		"HERALD_DB_FASTPATH_CONNS", "HERALD_DB_JOBS_CONNS"}
 	if len(cerr.Problems) != len(wantKeys) {
 		t.Errorf("got %d problems, want %d:\n%v", len(cerr.Problems), len(wantKeys), err)
 	}
@@ -149,8 +153,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 27 {
-		t.Errorf("got %d settings, want 27", len(seen))
+	if len(seen) != 28 {
+		t.Errorf("got %d settings, want 28", len(seen))
 	}
 }
 
