@@ -82,9 +82,10 @@ const (
 	clusterConns      = 4
 )
 
-// Pools shapes herald's connection pools for cfg: one for River, the job
-// workers and the admin server, the fast path's own, and the cluster's.
-func Pools(cfg config.Config) (jobs, fastPath, coordination store.Pool) {
+// Pools shapes herald's connection pools for cfg: the fast path's own,
+// the cluster's own, and one for everything else (River, the job
+// workers, the services, the admin server).
+func Pools(cfg config.Config) (jobs, fastPath, clusterPool store.Pool) {
 	return store.Pool{Name: "herald-jobs", Max: int32(cfg.JobsConns)},
 		store.Pool{Name: FastPathPool, Max: int32(cfg.FastPathConns), Min: fastPathWarmConns},
 		store.Pool{Name: "herald-cluster", Max: clusterConns}

@@ -49,8 +49,8 @@ type Config struct {
 	// FastPathConns is the fast path's own pool: interactions never wait
 	// for a connection behind job workers.
 	FastPathConns int
-	// JobsConns is the pool of the job workers, River and the admin
-	// server. It is smaller than the workers: a worker holds a connection
+	// JobsConns is the pool of River, the job workers, the services and
+	// the admin server. It is smaller than the workers: a worker holds a connection
 	// only while it talks to Postgres, and statements beyond what the
 	// database runs at once queue inside it, where the fast path's writes
 	// wait among them.
