@@ -406,12 +406,17 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // until polls cond every 20 ms for at most d.
 func until(d time.Duration, what string, cond func() bool) error {
+	return untilEvery(d, 20*time.Millisecond, what, cond)
+}
+
+// untilEvery polls cond every poll for at most d.
+func untilEvery(d, poll time.Duration, what string, cond func() bool) error {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("waited %s for %s", d, strings.TrimSpace(what))
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(poll)
 	}
 	return nil
 }

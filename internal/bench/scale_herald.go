@@ -254,28 +254,22 @@ func drain(ctx context.Context, dbURL string, within time.Duration) error {
 		return err
 	}
 	defer db.Close()
-	tick := time.NewTicker(drainPoll)
-	defer tick.Stop()
-	deadline := time.After(within)
-	for {
-		var left bool
-		if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
-			WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled') AND kind LIKE 'rolemenu%')`).Scan(&left); err != nil {
-			return fmt.Errorf("the clicks' jobs to drain: %w", err)
-		}
-		if !left {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline:
-			var n int
-			db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind LIKE 'rolemenu%' AND finalized_at IS NULL`).Scan(&n)
-			return fmt.Errorf("waited %s for the clicks' jobs to drain: %d jobs left", within, n)
-		case <-tick.C:
-		}
+	var qerr error
+	err = untilEvery(within, drainPoll, "the clicks' jobs to drain", func() bool {
+		left := false
+		qerr = db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_job
+			WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled') AND kind LIKE 'rolemenu%')`).Scan(&left)
+		return qerr != nil || !left
+	})
+	if qerr != nil {
+		return fmt.Errorf("the clicks' jobs to drain: %w", qerr)
 	}
+	if err != nil {
+		var n int
+		db.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind LIKE 'rolemenu%' AND finalized_at IS NULL`).Scan(&n)
+		return fmt.Errorf("%w: %d jobs left", err, n)
+	}
+	return nil
 }
 
 // drainPoll is how often drain looks: DrainSeconds is exact to it.
