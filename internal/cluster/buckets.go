@@ -98,6 +98,7 @@ type held struct {
 	// One that this process keeps busy otherwise stays: handing it on
 	// between requests would cost a query and a wait each time.
 	wanted  bool
+	heard   time.Time // the latest notice that another process wants it
 	starved time.Time
 	// fresh is set from the claim won until the engine reports on the
 	// bucket or says it is done with it: until then it is handed on only
@@ -407,15 +408,19 @@ func (b *Buckets) claim(ctx context.Context, keys []string) (map[string]grant, m
 	}
 	if len(lost) > 0 {
 		// Their holders hear of it and let them go once idle, instead
-		// of after Linger, to the first that asked.
+		// of after Linger, to the first that asked. Each ask notifies,
+		// though the asker is listed once: a notice is lost when it
+		// comes before its holder listens or notes its claim, and a
+		// waiter asks again only when the holder's lease would end.
 		wanted := make([]string, 0, len(lost))
 		for k := range lost {
 			wanted = append(wanted, k)
 		}
 		slices.Sort(wanted)
 		b.stats.queries.Add(1)
-		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b SET wanters = b.wanters || $1::text FROM (`+inKeyOrder+`) l
-				WHERE b.key = l.key AND b.owner <> $1 AND NOT $1 = ANY(b.wanters) RETURNING b.owner, b.key)
+		if _, err := b.c.o.DB.Exec(ctx, `WITH w AS (UPDATE herald_buckets b
+				SET wanters = CASE WHEN $1 = ANY(b.wanters) THEN b.wanters ELSE b.wanters || $1::text END FROM (`+inKeyOrder+`) l
+				WHERE b.key = l.key AND b.owner <> $1 RETURNING b.owner, b.key)
 			SELECT pg_notify('herald_buckets_wanted', owner || ' ' || key) FROM w`, b.c.id, wanted); err != nil {
 			return won, lost, fmt.Errorf("cluster: ask for buckets: %w", err)
 		}
@@ -447,8 +452,11 @@ func (b *Buckets) released(key string) {
 func (b *Buckets) want(key string) {
 	var wake func()
 	b.mu.Lock()
-	if h := b.held[key]; h != nil && !h.wanted {
-		h.wanted, wake = true, h.wake
+	if h := b.held[key]; h != nil {
+		if !h.wanted {
+			wake = h.wake
+		}
+		h.wanted, h.heard = true, time.Now()
 	}
 	b.mu.Unlock()
 	if wake != nil {
@@ -569,12 +577,13 @@ func (b *Buckets) release(ctx context.Context, all bool) {
 		wakes = append(wakes, h.waiters...)
 		h.waiters, h.releasing = nil, false
 		// A forced release that failed is dropped too: its lease lapses.
-		// One kept although the query ran was no longer wanted; after an
-		// error it still is, and the next look offers it again.
+		// One kept although the query ran was no longer wanted, unless
+		// a notice came meanwhile; after an error it still is, and the
+		// next look offers it again.
 		switch {
 		case gone[k] || force[i]:
 			delete(b.held, k)
-		case err == nil:
+		case err == nil && h.heard.Before(now):
 			h.wanted = false
 		}
 	}

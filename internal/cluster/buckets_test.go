@@ -330,13 +330,71 @@ func TestWantedBucketWakesItsWorker(t *testing.T) {
 	if c := a.Claim("k", func() { woken <- struct{}{} }); !c.Held || c.Wanted {
 		t.Fatalf("a's claim before b asked: %+v", c)
 	}
-	b.Claim("k", func() {})
-	select {
-	case <-woken:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a's worker was not woken when b asked for its bucket")
+	// b asks again whenever its wait ends, as the engine does.
+	deadline := time.After(10 * time.Second)
+	for asked := true; asked; {
+		c := b.Claim("k", func() {})
+		select {
+		case <-woken:
+			asked = false
+		case <-time.After(c.Wait):
+		case <-deadline:
+			t.Fatal("a's worker was not woken when b asked for its bucket")
+		}
 	}
 	if c := a.Claim("k", func() {}); !c.Held || !c.Wanted {
 		t.Fatalf("a's claim after b asked: %+v, want held and wanted", c)
+	}
+}
+
+// A member listed among a bucket's wanters notifies its holder again each
+// time it asks: the first notice is lost when it comes before the holder
+// listens, and the waiter would otherwise wait until the holder idles.
+func TestAskingAgainNotifiesAgain(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	conn, err := db.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), `LISTEN herald_buckets_wanted`); err != nil {
+		t.Fatal(err)
+	}
+	a := leases(t, t.Context(), db, "a")
+	b := leases(t, t.Context(), db, "b")
+	claimWithin(t, a, "k", 5*time.Second)
+	want := a.c.ID() + " k"
+	for n := range 2 {
+		lost := b.Stats().Lost
+		b.Claim("k", func() {})
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		for {
+			got, err := conn.Conn().WaitForNotification(ctx)
+			if err != nil {
+				cancel()
+				t.Fatalf("notice %d of b's asks: %v", n+1, err)
+			}
+			if got.Payload == want {
+				break
+			}
+		}
+		cancel()
+		wait.Within(t, 5*time.Second, "b's claim to be refused", func() bool { return b.Stats().Lost > lost })
+		// b's wait ends when a's lease would: a claim before that asks
+		// nothing.
+		wait.Within(t, 5*time.Second, "b's wait for k to end", func() bool {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			w := b.waiting["k"]
+			return w == nil || !time.Now().Before(w.until)
+		})
+	}
+	var wanters []string
+	if err := db.QueryRow(t.Context(), `SELECT wanters FROM herald_buckets WHERE key = 'k'`).Scan(&wanters); err != nil {
+		t.Fatal(err)
+	}
+	if len(wanters) != 1 || wanters[0] != b.c.ID() {
+		t.Fatalf("wanters %v, want b listed once", wanters)
 	}
 }
