@@ -69,6 +69,7 @@ func Config(pool *pgxpool.Pool, o Options) *river.Config {
 	rescue := slices.Min([]time.Duration{backstop(o.Timeouts, Interactive), backstop(o.Timeouts, Events),
 		backstop(o.Timeouts, Sync), backstop(o.Timeouts, Background)})
 	cfg := &river.Config{ID: o.ID, SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
+		ReindexerIndexNames: reindexed(),
 		// ordering is outermost (River runs the first middleware first), so
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no
 		// finish, a cancel for a missing target is. laneCalls is innermost:
@@ -84,6 +85,13 @@ func Config(pool *pgxpool.Pool, o Options) *river.Config {
 		cfg.PeriodicJobs = o.Registry.periodic
 	}
 	return cfg
+}
+
+// reindexed names the indexes River's reindexer rebuilds: River's own,
+// less the one on args that herald's migrations drop
+// (migrations/00036_river_job_args_index.sql).
+func reindexed() []string {
+	return slices.DeleteFunc(river.ReindexerIndexNamesDefault(), func(n string) bool { return n == "river_job_args_index" })
 }
 
 // riverTime is River's view of a test's clock: until the test moves it

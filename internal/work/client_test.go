@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -216,5 +218,35 @@ func TestQueuesMatchLanes(t *testing.T) {
 		if q[string(lane)].MaxWorkers != n {
 			t.Errorf("lane %s workers = %d, want %d", lane, q[string(lane)].MaxWorkers, n)
 		}
+	}
+}
+
+// River's reindexer rebuilds exactly the indexes the migrations left on
+// its job table: none it would warn about as missing, none left out. The
+// metadata index writes directly, without a pending list to merge.
+func TestReindexerNamesTheMigratedIndexes(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	rows, err := pool.Query(t.Context(), `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'river_job' ORDER BY indexname`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values(work.Config(pool, work.Options{}).ReindexerIndexNames))
+	if !slices.Equal(have, want) {
+		t.Errorf("river_job's indexes %v, reindexed %v", have, want)
+	}
+	if slices.Contains(have, "river_job_args_index") {
+		t.Error("river_job still has the GIN index on args")
+	}
+	var opts []string
+	if err := pool.QueryRow(t.Context(), `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = 'river_job_metadata_index'::regclass`).Scan(&opts); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(opts, "fastupdate=off") {
+		t.Errorf("river_job_metadata_index options %v, want fastupdate=off", opts)
 	}
 }
