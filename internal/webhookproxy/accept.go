@@ -194,9 +194,9 @@ func (a *acceptor) write(items []*acceptItem) {
 	}
 }
 
-// commit writes items in one transaction. The COMMIT rides in the round
-// trip of the writes unless a target needs a drain job, which River
-// inserts in the transaction first.
+// commit writes items in one transaction of two round trips: the BEGIN
+// rides in the reads' (pipeTx), the COMMIT in the writes' unless a target
+// needs a drain job, which River inserts in the transaction first.
 func (a *acceptor) commit(items []*acceptItem) ([]acceptResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), acceptTimeout)
 	defer cancel()
@@ -207,10 +207,7 @@ func (a *acceptor) commit(items []*acceptItem) ([]acceptResult, error) {
 	// The pool closes a connection released inside a transaction, which
 	// ends it: a failed write never leaves one open.
 	defer conn.Release()
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
+	tx := newPipeTx(conn.Conn())
 	results, committed, err := a.writeTx(ctx, tx, items)
 	switch {
 	case err != nil:
