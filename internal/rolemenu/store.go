@@ -50,11 +50,13 @@ const maxOptions = 25
 const menuColumns = `id, guild_id, name, style, mode, description, min_picks, max_picks, required_role, blocked_roles,
 	temporary_secs, unique_group, channel_id, message_id, stale_channel, stale_message, state, state_detail, revision, placement`
 
-func scanMenu(row pgx.Row) (*menu, error) {
+// scanMenu scans menuColumns into a menu, and the rest of the row into
+// extra.
+func scanMenu(row pgx.Row, extra ...any) (*menu, error) {
 	m := &menu{}
-	err := row.Scan(&m.ID, &m.GuildID, &m.Name, &m.Style, &m.Mode, &m.Description, &m.MinPicks, &m.MaxPicks, &m.RequiredRole,
+	err := row.Scan(append([]any{&m.ID, &m.GuildID, &m.Name, &m.Style, &m.Mode, &m.Description, &m.MinPicks, &m.MaxPicks, &m.RequiredRole,
 		&m.BlockedRoles, &m.TemporarySecs, &m.UniqueGroup, &m.ChannelID, &m.MessageID, &m.StaleChannel, &m.StaleMessage,
-		&m.State, &m.StateDetail, &m.Revision, &m.Placement)
+		&m.State, &m.StateDetail, &m.Revision, &m.Placement}, extra...)...)
 	return m, err
 }
 
@@ -64,39 +66,39 @@ var errNoMenu = errors.New("rolemenu: no such menu")
 // querier is a pool or a transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // loadMenuByID reads a menu by id, with its options.
 func loadMenuByID(ctx context.Context, q querier, id int64) (*menu, error) {
-	return readMenu(ctx, q, `SELECT `+menuColumns+` FROM rolemenus WHERE id = $1`, id)
+	return readMenu(ctx, q, `WHERE id = $1`, id)
 }
 
 // lockMenu reads a guild's menu by name in tx and locks it for the change
 // the caller is about to make.
 func lockMenu(ctx context.Context, tx pgx.Tx, guildID, name string) (*menu, error) {
-	return readMenu(ctx, tx, `SELECT `+menuColumns+` FROM rolemenus WHERE guild_id = $1 AND name = $2 FOR UPDATE`, guildID, name)
+	return readMenu(ctx, tx, `WHERE guild_id = $1 AND name = $2 FOR UPDATE OF rolemenus`, guildID, name)
 }
 
-func readMenu(ctx context.Context, q querier, sql string, args ...any) (*menu, error) {
-	m, err := scanMenu(q.QueryRow(ctx, sql, args...))
+// readMenu reads the menu that where picks, with its options in order, in
+// one query: a click's job reads its menu first, and a round trip costs
+// as much as the query.
+func readMenu(ctx context.Context, q querier, where string, args ...any) (*menu, error) {
+	var ids []int64
+	var roles, labels, emojis, descriptions []string
+	m, err := scanMenu(q.QueryRow(ctx, `SELECT `+menuColumns+`, o.ids, o.roles, o.labels, o.emojis, o.descriptions
+		FROM rolemenus, LATERAL (SELECT array_agg(id ORDER BY position, id) AS ids, array_agg(role_id ORDER BY position, id) AS roles,
+				array_agg(label ORDER BY position, id) AS labels, array_agg(emoji ORDER BY position, id) AS emojis,
+				array_agg(description ORDER BY position, id) AS descriptions
+			FROM rolemenu_options WHERE menu_id = rolemenus.id) o `+where, args...),
+		&ids, &roles, &labels, &emojis, &descriptions)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoMenu
 	}
 	if err != nil {
 		return nil, fmt.Errorf("rolemenu: read menu: %w", err)
 	}
-	rows, err := q.Query(ctx, `SELECT id, role_id, label, emoji, description FROM rolemenu_options WHERE menu_id = $1 ORDER BY position, id`, m.ID)
-	if err != nil {
-		return nil, fmt.Errorf("rolemenu: read options: %w", err)
-	}
-	m.Options, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (option, error) {
-		var o option
-		err := r.Scan(&o.ID, &o.RoleID, &o.Label, &o.Emoji, &o.Description)
-		return o, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rolemenu: read options: %w", err)
+	for i, id := range ids {
+		m.Options = append(m.Options, option{ID: id, RoleID: roles[i], Label: labels[i], Emoji: emojis[i], Description: descriptions[i]})
 	}
 	return m, nil
 }
