@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -136,8 +137,21 @@ func benchOne(ctx context.Context, s suite, args []string, e env) int {
 	fs := newFlagSet("bench "+s.name, s.help)
 	run := s.flags(fs)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of this process over the run to `file` (go tool pprof reads it): the simulator, the load and, but for scale's `herald run` children, herald itself")
 	if ok, code := parseFlags(fs, args, e); !ok {
 		return code
+	}
+	if *profile != "" {
+		stop, err := startCPUProfile(*profile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "herald bench %s: %v\n", s.name, err)
+			return exitFail
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(e.stderr, "herald bench %s: %v\n", s.name, err)
+			}
+		}()
 	}
 	res, err := run(ctx, e)
 	if err != nil {
@@ -153,6 +167,25 @@ func benchOne(ctx context.Context, s suite, args []string, e env) int {
 		s.print(e.stdout, res)
 	}
 	return exitOK
+}
+
+// startCPUProfile profiles this process into path until stop is called.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // suiteRun is one suite's part of `herald bench --json`.

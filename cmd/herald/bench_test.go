@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -120,6 +122,26 @@ func TestBenchOne(t *testing.T) {
 	if code := benchOne(t.Context(), fakeSuite("fake", errors.New("no database")), nil, e); code != exitFail ||
 		!strings.Contains(errOut.String(), "herald bench fake: no database") {
 		t.Errorf("failing suite = %d, %q", code, errOut)
+	}
+}
+
+// --cpuprofile writes a profile pprof reads (gzip) around the run; a file
+// it cannot create fails the command before the suite runs.
+func TestBenchOneCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	e, out, errOut := benchEnv()
+	if code := benchOne(t.Context(), fakeSuite("fake", nil), []string{"--cpuprofile", path}, e); code != exitOK || out.String() != "fake measured 3\n" {
+		t.Fatalf("--cpuprofile = %d, %q, %q", code, out, errOut)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("profile = %d bytes starting %x, %v; want gzip", len(b), b[:min(len(b), 2)], err)
+	}
+	e, out, errOut = benchEnv()
+	bad := filepath.Join(t.TempDir(), "missing", "cpu.prof")
+	if code := benchOne(t.Context(), fakeSuite("fake", nil), []string{"--cpuprofile", bad}, e); code != exitFail || out.Len() != 0 ||
+		!strings.Contains(errOut.String(), "herald bench fake: --cpuprofile: open "+bad) {
+		t.Errorf("unwritable profile = %d, %q, %q", code, out, errOut)
 	}
 }
 
