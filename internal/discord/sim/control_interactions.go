@@ -231,6 +231,7 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 		in.payload["message"] = s.st.renderMessage(s.st.messages[in.messageID])
 	}
 	s.st.interactions[in.id] = in
+	s.st.byToken[in.token] = in
 	return in, nil
 }
 

@@ -57,15 +57,6 @@ type interaction struct {
 	deliveryError string
 }
 
-func (s *state) interactionByToken(token string) *interaction {
-	for _, in := range s.interactions {
-		if in.token == token {
-			return in
-		}
-	}
-	return nil
-}
-
 func errBadCallback() *apiError {
 	var f formErrors
 	f.add("type", "BASE_TYPE_CHOICES", "Value must be one of {4, 5, 6, 7, 8, 9}.")
@@ -132,7 +123,7 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 		return nil, errAlreadyAcked
 	}
 	// Discord forgets an interaction that was not answered in time.
-	if rq.now.Sub(in.createdAt) > s.scaled(interactionDeadline) {
+	if rq.arrived.Sub(in.createdAt) > s.scaled(interactionDeadline) {
 		return nil, errUnknown(codeUnknownInteraction)
 	}
 	c := s.st.channels[in.channelID]
@@ -156,7 +147,7 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 	if data.Content != nil {
 		in.ackContent = *data.Content
 	}
-	in.ackLatency = rq.now.Sub(in.createdAt)
+	in.ackLatency = rq.arrived.Sub(in.createdAt)
 	s.stats.ackLatenciesMS = append(s.stats.ackLatenciesMS, ms(in.ackLatency))
 	if rq.r.URL.Query().Get("with_response") != "true" {
 		return nil, nil
@@ -247,11 +238,11 @@ func (s *Server) interactionPost(rq *request, in *interaction, c *channel, body 
 // path names: 10015 when unknown or not acknowledged yet, 50027 once the
 // token's 15 minutes are over.
 func (s *Server) liveInteraction(rq *request) (*interaction, *apiError) {
-	in := s.st.interactionByToken(rq.params["webhook_token"])
+	in := s.st.byToken[rq.params["webhook_token"]]
 	if in == nil {
 		return nil, errUnknown(codeUnknownWebhook)
 	}
-	if rq.now.Sub(in.createdAt) > s.scaled(interactionTokenTTL) {
+	if rq.arrived.Sub(in.createdAt) > s.scaled(interactionTokenTTL) {
 		return nil, errInvalidToken
 	}
 	if !in.acked {

@@ -168,6 +168,7 @@ func (s *Server) deliver(endpoint string, created InteractionCreated, body []byt
 	ctx, cancel := context.WithTimeout(context.Background(), s.scaled(interactionDeadline))
 	defer cancel()
 	a, err := s.post(ctx, endpoint, body, true)
+	arrived := s.clock.Now()
 	failure := ""
 	switch {
 	case err != nil:
@@ -187,6 +188,7 @@ func (s *Server) deliver(endpoint string, created InteractionCreated, body []byt
 		if failure == "" {
 			rq.r = &http.Request{Method: http.MethodPost, URL: &url.URL{}, Header: http.Header{}}
 			rq.params = map[string]string{"interaction_id": in.id, "interaction_token": in.token}
+			rq.arrived = arrived
 			rq.body = a.body
 			if _, apiErr := interactionCallback(s, rq); apiErr != nil {
 				failure = "invalid answer: " + apiErr.Error()

@@ -29,6 +29,10 @@ type request struct {
 	files   []upload
 	bodyErr *apiError
 	now     time.Time
+	// arrived is when the request reached Discord, before it waited for
+	// the simulator's one lock, which Discord does not have: an
+	// interaction's answer is judged as of then.
+	arrived time.Time
 	status  int // success status; 0 means 200, or 204 without a body
 	events  []dispatch
 }
@@ -167,6 +171,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request, path string) 
 	if d := s.faultLatency(rt); d > 0 {
 		s.clock.Sleep(d)
 	}
+	rq.arrived = s.clock.Now()
 
 	s.mu.Lock()
 	rq.now = s.clock.Now()

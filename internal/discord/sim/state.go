@@ -234,10 +234,13 @@ type state struct {
 	messages     map[string]*message
 	webhooks     map[string]*webhook
 	interactions map[string]*interaction
-	globalCmds   []*command
-	nonces       map[nonceKey]nonceEntry
-	dms          map[string]string // user id → DM channel id
-	archives     archiveSchedule
+	// byToken finds an interaction from its webhook routes' token: a
+	// scan under the world's lock made every follow-up O(interactions).
+	byToken    map[string]*interaction
+	globalCmds []*command
+	nonces     map[nonceKey]nonceEntry
+	dms        map[string]string // user id → DM channel id
+	archives   archiveSchedule
 }
 
 func newState(now time.Time, botName string) *state {
@@ -248,6 +251,7 @@ func newState(now time.Time, botName string) *state {
 		messages:     map[string]*message{},
 		webhooks:     map[string]*webhook{},
 		interactions: map[string]*interaction{},
+		byToken:      map[string]*interaction{},
 		nonces:       map[nonceKey]nonceEntry{},
 		dms:          map[string]string{},
 	}
