@@ -103,7 +103,7 @@ func printScale(w io.Writer, res bench.ScaleResult) {
 		fmt.Fprintf(w, "  %-8s %6d %8.0f %8.2f %8.2f %8d %8d %6d %8d %6d %8d\n", c.name, c.c.Rate, c.c.SentRPS, c.c.P50MS, c.c.P99MS,
 			c.c.MissedDeadline, c.c.Busy, c.c.Interactions-c.c.MissedDeadline, c.c.Applied, c.c.Lost, c.c.Doubled)
 	}
-	fmt.Fprintf(w, "  HTTP: %.0f/s sent, answered at %.0f/s (the simulator waits for each answer); answers by process %v\n", in.HTTP.SentRPS, in.HTTP.AnsweredRPS, in.AnsweredByProcess)
+	fmt.Fprintf(w, "  HTTP: %.0f/s sent, answered within 3 s at %.0f/s (first click to last answer); answers by process %v\n", in.HTTP.SentRPS, in.HTTP.AnsweredRPS, in.AnsweredByProcess)
 	fmt.Fprintf(w, "  click jobs by process %v, drained %.1fs after the last burst\n", in.JobsByProcess, in.DrainSeconds)
 	fmt.Fprintf(w, "  kill -9 of one process mid-burst: every shard served again after %.2fs\n", in.Kill.ShardsBackSeconds)
 }
