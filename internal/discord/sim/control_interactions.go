@@ -100,7 +100,7 @@ type Choice struct {
 func (s *Server) Interact(req InteractionRequest) (InteractionCreated, error) {
 	var out InteractionCreated
 	var endpoint string
-	var body []byte
+	var payload map[string]any
 	err := s.mutate(func(rq *request) error {
 		in, err := s.newInteraction(rq, req)
 		if err != nil {
@@ -111,12 +111,13 @@ func (s *Server) Interact(req InteractionRequest) (InteractionCreated, error) {
 			rq.emit(in.guildID, "INTERACTION_CREATE", in.payload)
 			return nil
 		}
-		endpoint = s.endpoint
-		body, err = json.Marshal(in.payload)
-		return err
+		// The payload is not changed once made: it is encoded outside
+		// the lock, as the gateway's dispatch encodes it.
+		endpoint, payload = s.endpoint, in.payload
+		return nil
 	})
 	if err == nil && endpoint != "" {
-		go s.deliver(endpoint, out, body)
+		go s.deliver(endpoint, out, payload)
 	}
 	return out, err
 }

@@ -164,10 +164,14 @@ func (s *Server) post(ctx context.Context, endpoint string, body []byte, valid b
 // leaves the interaction unanswered — "This interaction failed" — with
 // the reason in its status. A 202 without a body says the application
 // answered through the callback route instead.
-func (s *Server) deliver(endpoint string, created InteractionCreated, body []byte) {
+func (s *Server) deliver(endpoint string, created InteractionCreated, payload map[string]any) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.scaled(interactionDeadline))
 	defer cancel()
-	a, err := s.post(ctx, endpoint, body, true)
+	body, err := json.Marshal(payload)
+	a := answer{}
+	if err == nil {
+		a, err = s.post(ctx, endpoint, body, true)
+	}
 	arrived := s.clock.Now()
 	failure := ""
 	switch {
