@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -110,4 +111,21 @@ func (s *Server) archiveIdle(rq *request) {
 	if !next.IsZero() {
 		s.scheduleArchive(next)
 	}
+}
+
+// ArchiveThread archives thread id now, as Discord does once its period
+// without activity is over, so a test meets an archived thread without
+// waiting out a period. An archived thread is left as it is.
+func (s *Server) ArchiveThread(id string) error {
+	return s.mutate(func(rq *request) error {
+		c, ok := s.st.channels[id]
+		if !ok || !c.isThread() {
+			return errors.New("sim: no such thread")
+		}
+		if !c.archived {
+			c.archived, c.archivedAt = true, rq.now
+			rq.emit(c.guildID, "THREAD_UPDATE", s.st.renderChannel(c))
+		}
+		return nil
+	})
 }

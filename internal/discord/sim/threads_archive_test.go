@@ -131,6 +131,27 @@ func TestBusyGuildArchivesEarly(t *testing.T) {
 	}
 }
 
+// ArchiveThread archives a thread at once, as its period running out
+// would: THREAD_UPDATE, archived now, and only threads.
+func TestArchiveThreadNow(t *testing.T) {
+	w := newWorld(t, longHeartbeat)
+	gw := w.gateway(t, intentGuilds)
+	th := w.newThread(t, 10080)
+	w.Clock.Advance(time.Minute)
+	if err := w.Server.ArchiveThread(th); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.thread(t, th); !got.Meta.Archived || !at(got.Meta.ArchiveTimestamp, w.Clock.Now()) {
+		t.Fatalf("archived %v at %s, want archived at %s", got.Meta.Archived, got.Meta.ArchiveTimestamp, w.Clock.Now())
+	}
+	if ev := gw.next("THREAD_UPDATE"); ev["id"] != th || ev["thread_metadata"].(map[string]any)["archived"] != true {
+		t.Fatalf("THREAD_UPDATE %v", ev)
+	}
+	if err := w.Server.ArchiveThread(w.g.Channel("general")); err == nil {
+		t.Fatal("archived a text channel")
+	}
+}
+
 // Thread members cannot change while the thread is archived.
 func TestArchivedThreadMembersFixed(t *testing.T) {
 	w := newWorld(t)
