@@ -68,7 +68,7 @@ func Config(pool *pgxpool.Pool, o Options) *river.Config {
 	// not River's default hour, so a view job still fills its reply.
 	rescue := slices.Min([]time.Duration{backstop(o.Timeouts, Interactive), backstop(o.Timeouts, Events),
 		backstop(o.Timeouts, Sync), backstop(o.Timeouts, Background)})
-	cfg := &river.Config{ID: o.ID, SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
+	cfg := &river.Config{FetchCooldown: notifyCooldown, ID: o.ID, SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
 		ReindexerIndexNames: reindexed(),
 		// ordering is outermost (River runs the first middleware first), so
 		// it sees errors as outcomes mapped them: a rate-limit snooze is no

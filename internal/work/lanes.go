@@ -68,12 +68,26 @@ func Lanes() []Lane { return []Lane{Interactive, Events, Sync, Background} }
 // Queues is River's queue configuration for the lanes.
 func Queues(w LaneWorkers) map[string]river.QueueConfig {
 	return map[string]river.QueueConfig{
-		string(Interactive): {MaxWorkers: w.Interactive},
-		string(Events):      {MaxWorkers: w.Events},
-		string(Sync):        {MaxWorkers: w.Sync},
-		string(Background):  {MaxWorkers: w.Background},
+		string(Interactive): {MaxWorkers: w.Interactive, FetchCooldown: fetchCooldown, FetchPollInterval: interactivePoll},
+		string(Events):      {MaxWorkers: w.Events, FetchCooldown: fetchCooldown},
+		string(Sync):        {MaxWorkers: w.Sync, FetchCooldown: fetchCooldown},
+		string(Background):  {MaxWorkers: w.Background, FetchCooldown: fetchCooldown},
 	}
 }
+
+// River announces an insert to the producers (LISTEN/NOTIFY) at most once
+// per client, queue and client FetchCooldown; a job inserted inside that
+// window after a fetch waits for the next poll, a second by default.
+// Sequential clicks or commands 20-90 ms apart met it: every other reply
+// came 0.8-0.9 s late. So the client announces inserts up to every
+// notifyCooldown, while each lane's producer still fetches at most every
+// fetchCooldown (River's default), and the interactive lane, where a
+// member waits, also polls every interactivePoll.
+const (
+	notifyCooldown  = 10 * time.Millisecond
+	fetchCooldown   = river.FetchCooldownDefault
+	interactivePoll = 250 * time.Millisecond
+)
 
 // Priority is the transport priority of a lane's Discord calls, so inside
 // one bucket member-facing calls go first.
