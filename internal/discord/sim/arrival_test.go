@@ -11,7 +11,11 @@ import (
 
 // An answer is judged as of its arrival, not as of when the simulator's
 // lock let it in: Discord has no such lock, and under load the wait for
-// it would count against the application as late answers.
+// it would count against the application as late answers. "Receiving and
+// Responding" › "Responding to an Interaction": "you must send an initial
+// response within 3 seconds of receiving the event. If the 3 second
+// deadline is exceeded, the token will be invalidated" (10062 Unknown
+// interaction).
 func TestAnswersAreJudgedAsOfTheirArrival(t *testing.T) {
 	for _, tc := range []struct {
 		name              string

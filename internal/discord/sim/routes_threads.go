@@ -273,7 +273,7 @@ func (s *Server) modifyThread(rq *request, t *channel, body channelBody) (any, *
 	case body.Archived != nil && *body.Archived != t.archived && t.archived:
 		s.unarchiveThread(rq, t, false)
 	case body.Archived != nil && *body.Archived != t.archived:
-		t.archived, t.archivedAt = true, rq.now
+		s.archiveThread(rq, t, rq.now, false)
 	}
 	// A new auto-archive duration is activity, and moves the archive
 	// timestamp ("Threads" topic › "Thread Fields").

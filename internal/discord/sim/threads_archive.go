@@ -70,6 +70,15 @@ func (s *Server) unarchiveThread(rq *request, t *channel, emit bool) {
 	}
 }
 
+// archiveThread archives t as of at and raises THREAD_UPDATE unless the
+// caller raises its own.
+func (s *Server) archiveThread(rq *request, t *channel, at time.Time, emit bool) {
+	t.archived, t.archivedAt = true, at
+	if emit {
+		rq.emit(t.guildID, "THREAD_UPDATE", s.st.renderChannel(t))
+	}
+}
+
 // scheduleArchive makes sure the archive timer fires by due. The lock is
 // held.
 func (s *Server) scheduleArchive(due time.Time) {
@@ -105,8 +114,7 @@ func (s *Server) archiveIdle(rq *request) {
 			}
 			continue
 		}
-		c.archived, c.archivedAt = true, due
-		rq.emit(c.guildID, "THREAD_UPDATE", s.st.renderChannel(c))
+		s.archiveThread(rq, c, due, true)
 	}
 	if !next.IsZero() {
 		s.scheduleArchive(next)
@@ -123,8 +131,7 @@ func (s *Server) ArchiveThread(id string) error {
 			return errors.New("sim: no such thread")
 		}
 		if !c.archived {
-			c.archived, c.archivedAt = true, rq.now
-			rq.emit(c.guildID, "THREAD_UPDATE", s.st.renderChannel(c))
+			s.archiveThread(rq, c, rq.now, true)
 		}
 		return nil
 	})
