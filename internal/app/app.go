@@ -362,7 +362,7 @@ func (a *App) Run(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("app: HERALD_DISCORD_API: %w", err), stopWork())
 	}
-	count, err := a.shardCount(ctx, rt)
+	count, answer, err := a.shardCount(ctx, rt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return errors.Join(stopWork(), a.stopAdmin())
@@ -374,7 +374,7 @@ func (a *App) Run(ctx context.Context) error {
 	sctx, stopShards := context.WithCancel(ctx)
 	defer stopShards()
 	shardsDone := make(chan error, 1)
-	go func() { shardsDone <- cl.Shards(sctx, count, a.serveShard(rt, count, cl)) }()
+	go func() { shardsDone <- cl.Shards(sctx, count, a.serveShard(rt, count, answer, cl)) }()
 	interactionsErr := make(chan error, 1)
 	a.serveInteractions(interactionsErr)
 	a.log.InfoContext(ctx, "herald running", "admin", a.AdminAddr(), "interactions", a.InteractionsAddr(), "process", cl.ID(), "shards", count,

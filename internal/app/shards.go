@@ -77,10 +77,10 @@ func (s *sessions) get(shard int) *gateway.Session {
 // serveShard is what this process does with a shard while it holds the
 // shard's lease: keep its gateway session open. A fatal close (a rejected
 // token, an intent the application lacks) stops herald.
-func (a *App) serveShard(rt http.RoundTripper, count int, pacer gateway.Pacer) cluster.ServeFunc {
+func (a *App) serveShard(rt http.RoundTripper, count int, answer *gateway.Answer, pacer gateway.Pacer) cluster.ServeFunc {
 	return func(ctx context.Context, shard int) error {
 		gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
-			ShardID: shard, ShardCount: count, Pacer: pacer, IdentifyWindow: a.cfg.IdentifyWindow, Intents: intents.For(a.application.Flags),
+			ShardID: shard, ShardCount: count, Answer: answer, Pacer: pacer, IdentifyWindow: a.cfg.IdentifyWindow, Intents: intents.For(a.application.Flags),
 			OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log.With("shard", shard)})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -99,16 +99,17 @@ func (a *App) serveShard(rt http.RoundTripper, count int, pacer gateway.Pacer) c
 	}
 }
 
-// shardCount is HERALD_SHARD_COUNT, or the count Discord recommends.
-func (a *App) shardCount(ctx context.Context, rt http.RoundTripper) (int, error) {
+// shardCount is HERALD_SHARD_COUNT, or the count Discord recommends with
+// the answer it was read from, for the first IDENTIFY.
+func (a *App) shardCount(ctx context.Context, rt http.RoundTripper) (int, *gateway.Answer, error) {
 	if a.cfg.ShardCount > 0 {
-		return a.cfg.ShardCount, nil
+		return a.cfg.ShardCount, nil, nil
 	}
-	n, err := gateway.Recommended(ctx, a.cfg.DiscordToken.Reveal(), rt)
+	n, answer, err := gateway.Recommended(ctx, a.cfg.DiscordToken.Reveal(), rt)
 	if err != nil {
-		return 0, fmt.Errorf("app: the shard count Discord recommends: %w", err)
+		return 0, nil, fmt.Errorf("app: the shard count Discord recommends: %w", err)
 	}
-	return n, nil
+	return n, answer, nil
 }
 
 // gatewayReady is /readyz's view of the gateway: every shard this process

@@ -20,7 +20,9 @@
 //   - Every IDENTIFY comes from a fresh discordgo.Session, whose Open sends
 //     IDENTIFY because it has no session id; a RESUME reuses the session's
 //     own, whose Open sends RESUME. Before each IDENTIFY the supervisor
-//     reads GET /gateway/bot through herald's transport engine, waits for
+//     reads GET /gateway/bot through herald's transport engine (the
+//     process's first IDENTIFY uses the answer read moments before for
+//     the shard count, Options.Answer), waits for
 //     the start limit's reset when no start remains and keeps
 //     max_concurrency's pace across the process's sessions (identify.go).
 //   - discordgo's Dialer wraps each connection's socket in a conn (conn.go)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jonboulle/clockwork"
@@ -42,11 +43,40 @@ func (s *Session) readGatewayBot() (gatewayBot, error) {
 	return readGatewayBot(s.ctx, s.o.Token, s.o.Transport)
 }
 
+// Answer is one answer of GET /gateway/bot, read for the shard count
+// (Recommended), which the first session of the process to IDENTIFY uses
+// instead of asking again while it is fresh: a start costs one call, not
+// two. The route has a small bucket of its own (the simulator's: 5 calls
+// in 5 s); a process asking twice per start waited for it from its third
+// restart within 5 s, 3-4 s of 20 kill -9 restarts in
+// internal/faults.
+type Answer struct {
+	bot  gatewayBot
+	at   time.Time
+	used atomic.Bool
+}
+
+// answerFresh is how long an Answer may serve an IDENTIFY.
+const answerFresh = 5 * time.Second
+
+// take is a's answer for one IDENTIFY: only once, only while fresh, and
+// only with starts to spare beyond what other processes' identifies
+// (one per rate-limit key each window) may have spent since it was read.
+func (a *Answer) take(now time.Time) (gatewayBot, bool) {
+	if a == nil || now.Sub(a.at) > answerFresh || a.bot.SessionStartLimit.Remaining <= 2*a.bot.SessionStartLimit.MaxConcurrency {
+		return gatewayBot{}, false
+	}
+	return a.bot, a.used.CompareAndSwap(false, true)
+}
+
 // Recommended is the number of shards Discord recommends for the bot
-// (GET /gateway/bot), at least 1.
-func Recommended(ctx context.Context, token string, rt http.RoundTripper) (int, error) {
+// (GET /gateway/bot), at least 1, with the answer it read.
+func Recommended(ctx context.Context, token string, rt http.RoundTripper) (int, *Answer, error) {
 	b, err := readGatewayBot(ctx, token, rt)
-	return max(b.Shards, 1), err
+	if err != nil {
+		return 0, nil, err
+	}
+	return max(b.Shards, 1), &Answer{bot: b, at: time.Now()}, nil
 }
 
 func readGatewayBot(ctx context.Context, token string, rt http.RoundTripper) (gatewayBot, error) {
@@ -88,11 +118,15 @@ func rejectedToken() *FatalCloseError {
 // startAllowed waits until the session may IDENTIFY and returns the URL
 // to identify on.
 func (s *Session) startAllowed() (string, error) {
+	b, ok := s.o.Answer.take(time.Now())
 	for {
-		b, err := s.readGatewayBot()
-		if err != nil {
-			return "", err
+		if !ok {
+			var err error
+			if b, err = s.readGatewayBot(); err != nil {
+				return "", err
+			}
 		}
+		ok = false
 		l := b.SessionStartLimit
 		if l.Remaining > 0 {
 			return b.URL, s.identifyTurn(s.o.ShardID % l.MaxConcurrency)

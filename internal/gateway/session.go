@@ -48,6 +48,10 @@ type Options struct {
 	// IdentifyWindow is max_concurrency's window: Discord's 5 s when
 	// zero. Only a simulator configured likewise takes a shorter one.
 	IdentifyWindow time.Duration
+	// Answer, when set, is GET /gateway/bot's answer read just before
+	// (Recommended): the first IDENTIFY of the sessions given it goes on
+	// it while it is fresh.
+	Answer *Answer
 }
 
 // Session is one gateway session, kept connected until Close or a fatal

@@ -397,3 +397,57 @@ func TestDiscordgoRESTIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Recommended's answer serves the process's first IDENTIFY, so a start
+// asks GET /gateway/bot once, not twice. Another session given the same
+// answer asks again, and so does one whose answer leaves few starts.
+func TestFirstIdentifyUsesRecommendedAnswer(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	s.CreateGuild(sim.DefaultFixture())
+	s.ShortIdentifyWindow()
+	var logs logbuf.Buffer
+	o, _ := options(t, s, &logs)
+	// Paced wider than the simulator's window, which an IDENTIFY sent
+	// a hair early would miss.
+	o.IdentifyWindow, o.ShardCount, o.Pacer = 2*simtest.IdentifyWindow, 3, NewPacer(o.Clock)
+	reads := func() int {
+		n := 0
+		for _, r := range s.Server.Requests() {
+			if r.Method == "GET" && r.Route == "/gateway/bot" {
+				n++
+			}
+		}
+		return n
+	}
+	openWith := func(shard int, answer *Answer) {
+		o := o
+		o.ShardID, o.Answer = shard, answer
+		gw := open(t, o)
+		wait.Until(t, fmt.Sprintf("shard %d ready", shard), func() bool { return gw.Ready() == nil })
+	}
+	_, answer, err := Recommended(t.Context(), o.Token, o.Transport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openWith(0, answer)
+	if n := reads(); n != 1 {
+		t.Errorf("%d reads of GET /gateway/bot for the first session, want 1: Recommended's", n)
+	}
+	openWith(1, answer)
+	if n := reads(); n != 2 {
+		t.Errorf("%d reads after a second session on the same answer, want 2", n)
+	}
+
+	remaining := 2 // max_concurrency 1: too few to identify on without asking
+	if err := s.Server.SetSessionStartLimit(sim.StartLimitChange{Remaining: &remaining}); err != nil {
+		t.Fatal(err)
+	}
+	if _, answer, err = Recommended(t.Context(), o.Token, o.Transport); err != nil {
+		t.Fatal(err)
+	}
+	openWith(2, answer)
+	if n := reads(); n != 4 {
+		t.Errorf("%d reads after a session on an answer with 2 starts left, want 4\n%s", n, logs.String())
+	}
+}
