@@ -47,9 +47,9 @@ func (s *Session) readGatewayBot() (gatewayBot, error) {
 // (Recommended), which the first session of the process to IDENTIFY uses
 // instead of asking again while it is fresh: a start costs one call, not
 // two. The route has a small bucket of its own (the simulator's: 5 calls
-// in 5 s); a process asking twice per start waited for it from its third
-// restart within 5 s, 3-4 s of 20 kill -9 restarts in
-// internal/faults.
+// in 5 s): asking twice per start, a process restarted after kill -9 in
+// quick succession (internal/faults) waited 3-4 s for it on every third
+// start.
 type Answer struct {
 	bot  gatewayBot
 	at   time.Time
