@@ -305,6 +305,10 @@ func (a *App) Run(ctx context.Context) error {
 		// Stopped while waiting: nothing else was started.
 		return a.stopAdmin()
 	}
+	statsCtx, stopStats := context.WithCancel(ctx)
+	statsKept := make(chan struct{})
+	go func() { store.KeepStatistics(statsCtx, a.pool, a.log); close(statsKept) }()
+	defer func() { stopStats(); <-statsKept }()
 	// Membership first: the other processes on the token must see this
 	// one before it sends its first request, and its buckets are shared
 	// with theirs from that request on.

@@ -1,6 +1,7 @@
 // Package store owns herald's Postgres connection pool and schema: the pool
 // every component shares, and the migrations (herald's own and River's) that
-// `herald migrate` applies, and the gauges read from its tables.
+// `herald migrate` applies, the gauges read from its tables, and their
+// planner statistics kept current.
 package store
 
 import (

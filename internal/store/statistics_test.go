@@ -1,0 +1,132 @@
+package store_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/herald-bot/herald/internal/store"
+	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+)
+
+// A statement's generic plan, made while its table held three rows, still
+// seq-scans the table after it grew to 20,000; AnalyzeStale finds the
+// table, and the plan is made again, with the primary key's index. The
+// statement is shaped like River's completion: a join with an array of ids.
+func TestAnalyzeStaleRefreshesCachedPlans(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := pgtest.Pool(t)
+	for _, q := range []string{
+		`CREATE TABLE jobs (id bigint PRIMARY KEY, args text NOT NULL)`,
+		`INSERT INTO jobs SELECT i, repeat('x', 200) FROM generate_series(1, 3) i`,
+		`ANALYZE jobs`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, q := range []string{
+		`SET plan_cache_mode = force_generic_plan`,
+		`PREPARE finish (bigint[]) AS UPDATE jobs SET args = 'done' FROM unnest($1::bigint[]) AS i(id) WHERE jobs.id = i.id`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func() string {
+		t.Helper()
+		rows, err := conn.Query(ctx, `EXPLAIN EXECUTE finish('{1,2,3}')`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []string
+		for rows.Next() {
+			var l string
+			if err := rows.Scan(&l); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, l)
+		}
+		if rows.Err() != nil {
+			t.Fatal(rows.Err())
+		}
+		return strings.Join(lines, "\n")
+	}
+	if p := plan(); !strings.Contains(p, "Seq Scan on jobs") {
+		t.Fatalf("three rows: the generic plan should scan the table:\n%s", p)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobs SELECT i, repeat('x', 200) FROM generate_series(4, 20000) i`); err != nil {
+		t.Fatal(err)
+	}
+	if p := plan(); !strings.Contains(p, "Seq Scan on jobs") {
+		t.Fatalf("the cached plan should outlive the growth until an analyze:\n%s", p)
+	}
+
+	// The inserting session reports its changes within a second or so.
+	var analyzed []string
+	wait.Within(t, 10*time.Second, "AnalyzeStale to find the grown table", func() bool {
+		tables, err := store.AnalyzeStale(ctx, pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		analyzed = append(analyzed, tables...)
+		return slices.Contains(analyzed, "jobs")
+	})
+	if p := plan(); !strings.Contains(p, "Index Scan using jobs_pkey") {
+		t.Errorf("after the analyze the plan should use the primary key:\n%s", p)
+	}
+	if tables, err := store.AnalyzeStale(ctx, pool); err != nil || len(tables) > 0 {
+		t.Errorf("a second round analyzed %v (err %v), want nothing: the statistics are current", tables, err)
+	}
+}
+
+// While one process holds the round's lock, another skips the round
+// rather than analyzing the same tables twice.
+func TestAnalyzeStaleSkipsWhileAnotherProcessWorks(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `CREATE TABLE jobs (id bigint PRIMARY KEY); INSERT INTO jobs SELECT generate_series(1, 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	// The inserting session reports its changes within a second or so.
+	wait.Within(t, 10*time.Second, "the insert to reach the statistics", func() bool {
+		var n int64
+		err := pool.QueryRow(ctx, `SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'jobs'`).Scan(&n)
+		return err == nil && n >= 1000
+	})
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('herald_statistics:' || current_schema()))`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgxpool.New(ctx, pool.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for range 3 {
+		if tables, err := store.AnalyzeStale(ctx, other); err != nil || len(tables) > 0 {
+			t.Fatalf("with the lock held elsewhere AnalyzeStale analyzed %v (err %v), want a skipped round", tables, err)
+		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tables, err := store.AnalyzeStale(ctx, other); err != nil || !slices.Contains(tables, "jobs") {
+		t.Errorf("with the lock free AnalyzeStale analyzed %v (err %v), want jobs", tables, err)
+	}
+}
