@@ -307,7 +307,12 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	statsCtx, stopStats := context.WithCancel(ctx)
 	statsKept := make(chan struct{})
-	go func() { store.KeepStatistics(statsCtx, a.pool, a.log); close(statsKept) }()
+	// River's job table swings from empty to many thousands of rows in a
+	// burst, and River's statements cannot be shaped to it. herald's own
+	// tables are left to autovacuum: analyzing the proxy's as they grew
+	// cost more (300 ms each time, a slower plan for one lookup) than it
+	// saved.
+	go func() { store.KeepStatistics(statsCtx, a.pool, a.log, "river_job"); close(statsKept) }()
 	defer func() { stopStats(); <-statsKept }()
 	// Membership first: the other processes on the token must see this
 	// one before it sends its first request, and its buckets are shared

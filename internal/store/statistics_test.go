@@ -14,10 +14,10 @@ import (
 )
 
 // A statement's generic plan, made while its table held three rows, still
-// seq-scans the table after it grew to 20,000; AnalyzeStale finds the
+// seq-scans the table after it grew to 20,000; AnalyzeGrown finds the
 // table, and the plan is made again, with the primary key's index. The
 // statement is shaped like River's completion: a join with an array of ids.
-func TestAnalyzeStaleRefreshesCachedPlans(t *testing.T) {
+func TestAnalyzeGrownRefreshesCachedPlans(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.Pool(t)
@@ -74,8 +74,8 @@ func TestAnalyzeStaleRefreshesCachedPlans(t *testing.T) {
 
 	// The inserting session reports its changes within a second or so.
 	var analyzed []string
-	wait.Within(t, 10*time.Second, "AnalyzeStale to find the grown table", func() bool {
-		tables, err := store.AnalyzeStale(ctx, pool)
+	wait.Within(t, 10*time.Second, "AnalyzeGrown to find the grown table", func() bool {
+		tables, err := store.AnalyzeGrown(ctx, pool, "jobs", "counters", "grown")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,14 +85,14 @@ func TestAnalyzeStaleRefreshesCachedPlans(t *testing.T) {
 	if p := plan(); !strings.Contains(p, "Index Scan using jobs_pkey") {
 		t.Errorf("after the analyze the plan should use the primary key:\n%s", p)
 	}
-	if tables, err := store.AnalyzeStale(ctx, pool); err != nil || len(tables) > 0 {
+	if tables, err := store.AnalyzeGrown(ctx, pool, "jobs", "counters", "grown"); err != nil || len(tables) > 0 {
 		t.Errorf("a second round analyzed %v (err %v), want nothing: the statistics are current", tables, err)
 	}
 }
 
 // While one process holds the round's lock, another skips the round
 // rather than analyzing the same tables twice.
-func TestAnalyzeStaleSkipsWhileAnotherProcessWorks(t *testing.T) {
+func TestAnalyzeGrownSkipsWhileAnotherProcessWorks(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.Pool(t)
@@ -119,14 +119,52 @@ func TestAnalyzeStaleSkipsWhileAnotherProcessWorks(t *testing.T) {
 	}
 	defer other.Close()
 	for range 3 {
-		if tables, err := store.AnalyzeStale(ctx, other); err != nil || len(tables) > 0 {
-			t.Fatalf("with the lock held elsewhere AnalyzeStale analyzed %v (err %v), want a skipped round", tables, err)
+		if tables, err := store.AnalyzeGrown(ctx, other, "jobs"); err != nil || len(tables) > 0 {
+			t.Fatalf("with the lock held elsewhere AnalyzeGrown analyzed %v (err %v), want a skipped round", tables, err)
 		}
 	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if tables, err := store.AnalyzeStale(ctx, other); err != nil || !slices.Contains(tables, "jobs") {
-		t.Errorf("with the lock free AnalyzeStale analyzed %v (err %v), want jobs", tables, err)
+	if tables, err := store.AnalyzeGrown(ctx, other, "jobs"); err != nil || !slices.Contains(tables, "jobs") {
+		t.Errorf("with the lock free AnalyzeGrown analyzed %v (err %v), want jobs", tables, err)
+	}
+}
+
+// A table updated in place, however often, keeps its statistics: its
+// plans do not turn wrong, and analyzing it would only make every
+// connection plan its statements again.
+func TestAnalyzeGrownLeavesCountersAlone(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := pgtest.Pool(t)
+	for _, q := range []string{
+		`CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL)`,
+		`INSERT INTO counters VALUES (1, 0)`,
+		`ANALYZE counters`,
+		`CREATE TABLE grown (id int PRIMARY KEY)`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 500 {
+		if _, err := pool.Exec(ctx, `UPDATE counters SET n = n + 1 WHERE id = 1`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO grown SELECT generate_series(1, 100)`); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, 10*time.Second, "the changes to reach the statistics", func() bool {
+		var mods, live int64
+		err := pool.QueryRow(ctx, `SELECT
+			(SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relname = 'counters'),
+			(SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'grown')`).Scan(&mods, &live)
+		return err == nil && mods >= 500 && live >= 100
+	})
+	analyzed, err := store.AnalyzeGrown(ctx, pool, "jobs", "counters", "grown")
+	if err != nil || !slices.Equal(analyzed, []string{"grown"}) {
+		t.Errorf("analyzed %v (err %v), want only grown: counters' 500 updates left its size as it was", analyzed, err)
 	}
 }
