@@ -312,7 +312,10 @@ func (a *App) Run(ctx context.Context) error {
 	// tables are left to autovacuum: analyzing the proxy's as they grew
 	// cost more (300 ms each time, a slower plan for one lookup) than it
 	// saved.
-	go func() { store.KeepStatistics(statsCtx, a.pool, a.log, "river_job"); close(statsKept) }()
+	go func() {
+		store.KeepStatistics(statsCtx, a.pool, a.log, store.StatisticsEvery, "river_job")
+		close(statsKept)
+	}()
 	defer func() { stopStats(); <-statsKept }()
 	// Membership first: the other processes on the token must see this
 	// one before it sends its first request, and its buckets are shared

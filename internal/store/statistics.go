@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// StatisticsEvery is how often KeepStatistics looks for grown tables.
+// StatisticsEvery is how often herald looks for grown tables.
 const StatisticsEvery = 2 * time.Second
 
 // growthFloor is the rows below which no table is worth analyzing: the
@@ -22,7 +22,7 @@ const growthFloor = 50
 
 // KeepStatistics analyzes those of tables (in the pool's current schema,
 // owned by its user) that grew past twice their size at their last
-// analyze, every StatisticsEvery until ctx ends.
+// analyze, every every until ctx ends.
 //
 // Why herald does what autovacuum does: a table that goes from empty to
 // thousands of rows in seconds (a burst of clicks fills river_job) keeps
@@ -34,12 +34,12 @@ const growthFloor = 50
 // wrong, so growth is the rule: a table updated in place keeps its plans,
 // and one that grows is analyzed about log2(size) times on its way up,
 // then no more. A table autovacuum is working on is skipped for the round.
-func KeepStatistics(ctx context.Context, db *pgxpool.Pool, log *slog.Logger, tables ...string) {
+func KeepStatistics(ctx context.Context, db *pgxpool.Pool, log *slog.Logger, every time.Duration, tables ...string) {
 	var on bool
 	if err := db.QueryRow(ctx, `SELECT current_setting('autovacuum')::bool`).Scan(&on); err == nil && !on {
 		log.WarnContext(ctx, "Postgres runs with autovacuum off: herald keeps River's job table's planner statistics itself, but nothing removes dead rows; turn autovacuum on or run VACUUM regularly")
 	}
-	t := time.NewTicker(StatisticsEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {

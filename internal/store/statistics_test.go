@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/store"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
@@ -166,5 +169,47 @@ func TestAnalyzeGrownLeavesCountersAlone(t *testing.T) {
 	analyzed, err := store.AnalyzeGrown(ctx, pool, "jobs", "counters", "grown")
 	if err != nil || !slices.Equal(analyzed, []string{"grown"}) {
 		t.Errorf("analyzed %v (err %v), want only grown: counters' 500 updates left its size as it was", analyzed, err)
+	}
+}
+
+// KeepStatistics analyzes a table that grows, says at start whether
+// autovacuum is off, and returns once its context ends.
+func TestKeepStatisticsAnalyzesUntilStopped(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := pgtest.Pool(t)
+	if _, err := pool.Exec(ctx, `CREATE TABLE jobs (id bigint PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	var logs logbuf.Buffer
+	kctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		store.KeepStatistics(kctx, pool, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), 10*time.Millisecond, "jobs")
+		close(done)
+	}()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobs SELECT generate_series(1, 1000)`); err != nil {
+		t.Fatal(err)
+	}
+	wait.Within(t, 10*time.Second, "the grown table analyzed", func() bool {
+		var n int64
+		err := pool.QueryRow(ctx, `SELECT analyze_count FROM pg_stat_user_tables WHERE relname = 'jobs'`).Scan(&n)
+		return err == nil && n > 0
+	})
+	stop()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("KeepStatistics did not return once its context ended")
+	}
+	var on bool
+	if err := pool.QueryRow(ctx, `SELECT current_setting('autovacuum')::bool`).Scan(&on); err != nil {
+		t.Fatal(err)
+	}
+	if warned := strings.Contains(logs.String(), "autovacuum off"); warned == on {
+		t.Errorf("autovacuum on: %v, but the start warned: %v:\n%s", on, warned, logs.String())
+	}
+	if !strings.Contains(logs.String(), "tables=[jobs]") {
+		t.Errorf("the analyze should be logged at debug:\n%s", logs.String())
 	}
 }
