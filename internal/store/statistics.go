@@ -22,7 +22,7 @@ const growthFloor = 50
 
 // KeepStatistics analyzes those of tables (in the pool's current schema,
 // owned by its user) that grew past twice their size at their last
-// analyze, every every until ctx ends.
+// analyze, once each interval until ctx ends.
 //
 // Why herald does what autovacuum does: a table that goes from empty to
 // thousands of rows in seconds (a burst of clicks fills river_job) keeps
@@ -34,12 +34,12 @@ const growthFloor = 50
 // wrong, so growth is the rule: a table updated in place keeps its plans,
 // and one that grows is analyzed about log2(size) times on its way up,
 // then no more. A table autovacuum is working on is skipped for the round.
-func KeepStatistics(ctx context.Context, db *pgxpool.Pool, log *slog.Logger, every time.Duration, tables ...string) {
+func KeepStatistics(ctx context.Context, db *pgxpool.Pool, log *slog.Logger, interval time.Duration, tables ...string) {
 	var on bool
 	if err := db.QueryRow(ctx, `SELECT current_setting('autovacuum')::bool`).Scan(&on); err == nil && !on {
 		log.WarnContext(ctx, "Postgres runs with autovacuum off: herald keeps River's job table's planner statistics itself, but nothing removes dead rows; turn autovacuum on or run VACUUM regularly")
 	}
-	t := time.NewTicker(every)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
@@ -92,7 +92,7 @@ func AnalyzeGrown(ctx context.Context, db *pgxpool.Pool, tables ...string) ([]st
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: analyze stale tables: %w", err)
+		return nil, fmt.Errorf("store: analyze grown tables: %w", err)
 	}
 	return grown, nil
 }

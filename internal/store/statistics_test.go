@@ -24,15 +24,10 @@ func TestAnalyzeGrownRefreshesCachedPlans(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.Pool(t)
-	for _, q := range []string{
+	run(t, pool,
 		`CREATE TABLE jobs (id bigint PRIMARY KEY, args text NOT NULL)`,
 		`INSERT INTO jobs SELECT i, repeat('x', 200) FROM generate_series(1, 3) i`,
-		`ANALYZE jobs`,
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`ANALYZE jobs`)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -141,16 +136,11 @@ func TestAnalyzeGrownLeavesCountersAlone(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.Pool(t)
-	for _, q := range []string{
+	run(t, pool,
 		`CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL)`,
 		`INSERT INTO counters VALUES (1, 0)`,
 		`ANALYZE counters`,
-		`CREATE TABLE grown (id int PRIMARY KEY)`,
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+		`CREATE TABLE grown (id int PRIMARY KEY)`)
 	for range 500 {
 		if _, err := pool.Exec(ctx, `UPDATE counters SET n = n + 1 WHERE id = 1`); err != nil {
 			t.Fatal(err)
@@ -211,5 +201,15 @@ func TestKeepStatisticsAnalyzesUntilStopped(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "tables=[jobs]") {
 		t.Errorf("the analyze should be logged at debug:\n%s", logs.String())
+	}
+}
+
+// run executes each statement on pool, failing the test at the first error.
+func run(t *testing.T, pool *pgxpool.Pool, statements ...string) {
+	t.Helper()
+	for _, q := range statements {
+		if _, err := pool.Exec(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
