@@ -5,17 +5,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/freeport"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
@@ -53,25 +57,93 @@ func RunChild(extra ...feature.Feature) int {
 
 // StartChild starts the test binary as a `herald run` child (its TestMain
 // calls RunChild when env says so) with its admin server on a free port,
-// its stderr to logs, and returns once /readyz answers 200.
+// its stderr to logs, and returns once that child's /readyz answers 200.
+// go test runs packages side by side, each starting children, so another
+// process may take the port between FreeAddr and the child's listen: the
+// child then fails, and the process on the port may even be another
+// test's herald, answering ready. Readiness counts only when the child
+// holds the port itself, and a child that lost its port is started again
+// on a new one.
 func StartChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
 	t.Helper()
+	for range childStarts {
+		if cmd := startChild(t, env, logs); cmd != nil {
+			return cmd
+		}
+	}
+	t.Fatalf("herald found no free port in %d starts", childStarts)
+	return nil
+}
+
+// childStarts bounds the starts of one child whose port was taken.
+const childStarts = 3
+
+// startChild is one start: the ready child, or nil when it could not
+// listen on its address.
+func startChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
+	t.Helper()
 	addr := FreeAddr(t)
+	var own logbuf.Buffer
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(slices.Clone(env), "HERALD_HTTP_ADDR="+addr)
-	cmd.Stderr = logs
+	cmd.Stderr = io.MultiWriter(logs, &own)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	portTaken := false
 	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
+		if strings.Contains(own.String(), "address already in use") {
+			portTaken = true
+			return true
+		}
 		res, err := http.Get("http://" + addr + "/readyz")
 		if err != nil {
 			return false
 		}
 		res.Body.Close()
-		return res.StatusCode == http.StatusOK
+		return res.StatusCode == http.StatusOK && listens(cmd.Process.Pid, addr)
 	})
+	if portTaken {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil
+	}
 	return cmd
+}
+
+// listens reports whether process pid holds the TCP socket listening on
+// addr's port, from /proc; without /proc (not Linux) it trusts the port.
+func listens(pid int, addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return false
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return true
+	}
+	// Rows: sl local_address rem_address st ... inode; 0A is LISTEN.
+	sockets := map[string]bool{}
+	for _, row := range strings.Split(string(table), "\n") {
+		f := strings.Fields(row)
+		if len(f) > 9 && strings.HasSuffix(f[1], fmt.Sprintf(":%04X", n)) && f[3] == "0A" {
+			sockets["socket:["+f[9]+"]"] = true
+		}
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && sockets[l] {
+			return true
+		}
+	}
+	return false
 }
 
 // FreeAddr is a loopback address whose port was free a moment ago.
