@@ -15,6 +15,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		os.Exit(heraldtest.RunChild())
 	}
+	if marker := os.Getenv(portChildEnv); marker != "" {
+		os.Exit(runPortChild(marker))
+	}
 	pgtest.Main(m)
 }
 

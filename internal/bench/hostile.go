@@ -177,7 +177,7 @@ func RunHostile(ctx context.Context, dbURL string, herald func() *exec.Cmd, opts
 	}
 	h, err := startChild(ctx, herald, map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
 		"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_PROXY_ALLOW": "*", "HERALD_PROXY_KEYS": strings.Join(keys, ","),
-		"HERALD_PROXY_MAX_BODY": strconv.FormatInt(c.maxUpload, 10), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"})
+		"HERALD_PROXY_MAX_BODY": strconv.FormatInt(c.maxUpload, 10), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"}, proxyAddr)
 	if err != nil {
 		return res, err
 	}
@@ -273,7 +273,7 @@ func runHostile(ctx context.Context, c hostileConfig, w *world, hw hostileHooks,
 	}
 
 	rss := sampleRSS(h)
-	load := startHonest(hc, h.proxyAddr, hw.honest, c.callers, interval, "q")
+	load := startHonest(hc, h.addrs[proxyAddr], hw.honest, c.callers, interval, "q")
 	err := sleep(c.phase)
 	quiet := load.stop()
 	if res.RSSQuietMB, err = cmpPeak(rss, err); err != nil {
@@ -294,9 +294,9 @@ func runHostile(ctx context.Context, c hostileConfig, w *world, hw hostileHooks,
 		known = append(known, s.hooks...)
 	}
 	rss = sampleRSS(h)
-	atk := startAttack(h.proxyAddr, attackPlan{key: hw.attacker.key, known: known, fresh: hw.fresh, own: hw.attacker.hooks,
+	atk := startAttack(h.addrs[proxyAddr], attackPlan{key: hw.attacker.key, known: known, fresh: hw.fresh, own: hw.attacker.hooks,
 		floods: c.floods, bodies: c.bodies, thread: c.thread, maxUpload: c.maxUpload})
-	load = startHonest(hc, h.proxyAddr, hw.honest, c.callers, interval, "h")
+	load = startHonest(hc, h.addrs[proxyAddr], hw.honest, c.callers, interval, "h")
 	for end := time.Now().Add(c.phase); err == nil && time.Now().Before(end); {
 		err = sleep(min(time.Second, time.Until(end)))
 		if s, serr := h.scrape(); serr == nil {

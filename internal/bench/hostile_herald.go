@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,28 +28,58 @@ type child struct {
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	adminAddr string
-	proxyAddr string
+	addrs     map[string]string // by setting: the addresses it listens on besides the admin server's
 	log       *tail
 }
 
+// The settings of the addresses a child listens on besides its admin
+// server's.
+const (
+	proxyAddr        = "HERALD_PROXY_ADDR"
+	interactionsAddr = "HERALD_INTERACTIONS_ADDR"
+)
+
+// childStarts bounds the starts of one child whose ports were taken.
+const childStarts = 3
+
 // startChild runs the command herald returns with env added to its
-// environment (this process's, unless it has one) and waits until it is
-// ready.
-func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]string) (*child, error) {
-	admin, err := freeport.Addr()
-	if err != nil {
+// environment (this process's, unless it has one), its admin server and
+// each setting in listen on a free loopback address, and waits until it
+// is ready. Another process may take a port between freeport.Addr and the
+// child's listen (go test runs the bench tests beside other packages'
+// children): readiness counts only when the child holds its ports, and a
+// child that lost one is started again on new ports.
+func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]string, listen ...string) (*child, error) {
+	for range childStarts {
+		c, err := startChildOnce(ctx, herald, env, listen)
+		if !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+	return nil, fmt.Errorf("herald found no free ports in %d starts", childStarts)
+}
+
+var errPortTaken = errors.New("a port was taken")
+
+func startChildOnce(ctx context.Context, herald func() *exec.Cmd, env map[string]string, listen []string) (*child, error) {
+	c := &child{cmd: herald(), exited: make(chan struct{}), addrs: map[string]string{}, log: &tail{max: 16 << 10}}
+	var err error
+	if c.adminAddr, err = freeport.Addr(); err != nil {
 		return nil, err
 	}
-	proxy, err := freeport.Addr()
-	if err != nil {
-		return nil, err
+	for _, k := range listen {
+		if c.addrs[k], err = freeport.Addr(); err != nil {
+			return nil, err
+		}
 	}
-	c := &child{cmd: herald(), exited: make(chan struct{}), adminAddr: admin, proxyAddr: proxy, log: &tail{max: 16 << 10}}
 	if c.cmd.Env == nil {
 		c.cmd.Env = os.Environ()
 	}
-	env["HERALD_HTTP_ADDR"], env["HERALD_PROXY_ADDR"] = admin, proxy
 	for k, v := range env {
+		c.cmd.Env = append(c.cmd.Env, k+"="+v)
+	}
+	c.cmd.Env = append(c.cmd.Env, "HERALD_HTTP_ADDR="+c.adminAddr)
+	for k, v := range c.addrs {
 		c.cmd.Env = append(c.cmd.Env, k+"="+v)
 	}
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
@@ -58,6 +91,9 @@ func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]str
 	for {
 		select {
 		case <-c.exited:
+			if freeport.Taken(c.log.String()) {
+				return nil, errPortTaken
+			}
 			return nil, fmt.Errorf("herald exited before it was ready (%s): %s", c.cmd.ProcessState, c.log)
 		case <-ctx.Done():
 			c.stop()
@@ -65,10 +101,10 @@ func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]str
 		case <-time.After(50 * time.Millisecond):
 		}
 		why := "no answer"
-		if res, err := http.Get("http://" + admin + "/readyz"); err == nil {
+		if res, err := http.Get("http://" + c.adminAddr + "/readyz"); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
 			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
+			if res.StatusCode == http.StatusOK && c.holdsPorts() {
 				return c, nil
 			}
 			why = string(bytes.TrimSpace(b))
@@ -78,6 +114,17 @@ func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]str
 			return nil, fmt.Errorf("herald not ready after 60s (/readyz: %s): %s", why, c.log)
 		}
 	}
+}
+
+// holdsPorts reports whether the child itself listens on all its
+// addresses, not some other process that took one of them.
+func (c *child) holdsPorts() bool {
+	for _, a := range append(slices.Collect(maps.Values(c.addrs)), c.adminAddr) {
+		if !freeport.Held(c.cmd.Process.Pid, a) {
+			return false
+		}
+	}
+	return true
 }
 
 // stop stops herald as SIGTERM does, killing it if it lingers.

@@ -21,7 +21,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
-	"github.com/herald-bot/herald/internal/freeport"
 )
 
 // ScaleInteractions is the part of `herald bench scale` that runs
@@ -134,20 +133,16 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 		}
 	}()
 	for range o.Processes {
-		addr, err := freeport.Addr()
-		if err != nil {
-			return res, err
-		}
 		env := map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
-			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_SHARD_COUNT": strconv.Itoa(o.Shards), "HERALD_INTERACTIONS_ADDR": addr,
+			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_SHARD_COUNT": strconv.Itoa(o.Shards),
 			"HERALD_GLOBAL_LIMIT": strconv.Itoa(global), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"}
 		maps.Copy(env, o.Env)
-		p, err := startChild(ctx, herald, env)
+		p, err := startChild(ctx, herald, env, interactionsAddr)
 		if err != nil {
 			return res, err
 		}
 		procs = append(procs, p)
-		endpoints = append(endpoints, "http://"+addr+"/interactions")
+		endpoints = append(endpoints, "http://"+p.addrs[interactionsAddr]+"/interactions")
 	}
 	// A process is ready before the others hand it its shards: wait until
 	// the shards are spread and each has its session, or clicks would

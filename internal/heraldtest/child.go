@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -92,7 +89,7 @@ func startChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
 	}
 	portTaken := false
 	wait.Until(t, fmt.Sprintf("herald (pid %d) ready", cmd.Process.Pid), func() bool {
-		if strings.Contains(own.String(), "address already in use") {
+		if freeport.Taken(own.String()) {
 			portTaken = true
 			return true
 		}
@@ -101,7 +98,7 @@ func startChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
 			return false
 		}
 		res.Body.Close()
-		return res.StatusCode == http.StatusOK && listens(cmd.Process.Pid, addr)
+		return res.StatusCode == http.StatusOK && freeport.Held(cmd.Process.Pid, addr)
 	})
 	if portTaken {
 		cmd.Process.Kill()
@@ -109,41 +106,6 @@ func startChild(t testing.TB, env []string, logs io.Writer) *exec.Cmd {
 		return nil
 	}
 	return cmd
-}
-
-// listens reports whether process pid holds the TCP socket listening on
-// addr's port, from /proc; without /proc (not Linux) it trusts the port.
-func listens(pid int, addr string) bool {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return false
-	}
-	table, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return true
-	}
-	// Rows: sl local_address rem_address st ... inode; 0A is LISTEN.
-	sockets := map[string]bool{}
-	for _, row := range strings.Split(string(table), "\n") {
-		f := strings.Fields(row)
-		if len(f) > 9 && strings.HasSuffix(f[1], fmt.Sprintf(":%04X", n)) && f[3] == "0A" {
-			sockets["socket:["+f[9]+"]"] = true
-		}
-	}
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	if err != nil {
-		return false
-	}
-	for _, fd := range fds {
-		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && sockets[l] {
-			return true
-		}
-	}
-	return false
 }
 
 // FreeAddr is a loopback address whose port was free a moment ago.
