@@ -15,6 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/internal/work/worktest"
 )
@@ -138,5 +139,78 @@ func TestGroupWriterReturnsAtCallersDeadline(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("returned after %s, past its caller's 200 ms deadline", took)
+	}
+}
+
+// While another statement is in flight, a writer gathers the batches that
+// come within its window into one statement: one transaction for all.
+func TestGroupWriterGathersWhileAStatementIsInFlight(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	g := outbox.NewGroupWriter(pool)
+	// The gathering ends at the group's bound here, never by the clock.
+	const gathered = 5
+	outbox.SetGather(g, gathered, time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go g.Run(ctx, 2)
+	// The ledger locked, the first statement stays in flight.
+	lock, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.Exec(t.Context(), `LOCK TABLE interaction_ledger IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	insert := func(event string) {
+		wg.Go(func() {
+			if _, inserted, err := g.Insert(t.Context(), batch(t, event)); err != nil || !inserted {
+				t.Errorf("%s: inserted %v, %v", event, inserted, err)
+			}
+		})
+	}
+	insert("alone")
+	wait.Until(t, "the first statement in flight", func() bool { return outbox.InFlight(g) == 1 })
+	// Sent one at a time, each after the queue emptied: a writer that did
+	// not gather would write what it found alone and leave the rest to
+	// other statements. (All within the first statement's deadline, 2 s.)
+	for i := range gathered {
+		insert(fmt.Sprint("gathered-", i))
+		wait.Until(t, fmt.Sprintf("batch %d taken", i), func() bool { return outbox.Queued(g) == 0 })
+	}
+	wait.Until(t, "the second statement in flight", func() bool { return outbox.InFlight(g) == 2 })
+	if err := lock.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	var all, together int
+	if err := pool.QueryRow(t.Context(), `SELECT count(DISTINCT xmin::text),
+		count(DISTINCT xmin::text) FILTER (WHERE event_id LIKE 'gathered-%') FROM interaction_ledger`).Scan(&all, &together); err != nil {
+		t.Fatal(err)
+	}
+	if all != 2 || together != 1 {
+		t.Errorf("%d batches in %d transactions, the %d gathered in %d; want the first alone and the others in one", gathered+1, all, gathered, together)
+	}
+}
+
+// With no statement in flight a lone batch is written at once: the window
+// never delays an interaction at low load.
+func TestGroupWriterWritesALoneBatchAtOnce(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	g := outbox.NewGroupWriter(pool)
+	outbox.SetGather(g, 100, time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go g.Run(ctx, 2)
+	for i := range 3 {
+		// Far below the window: a batch held for it would miss this.
+		short, cancelShort := context.WithTimeout(t.Context(), wait.Timeout)
+		_, inserted, err := g.Insert(short, batch(t, fmt.Sprint("lone-", i)))
+		cancelShort()
+		if err != nil || !inserted {
+			t.Fatalf("lone batch %d: inserted %v, %v", i, inserted, err)
+		}
 	}
 }

@@ -1,0 +1,13 @@
+package outbox
+
+import "time"
+
+// SetGather sets the most batches in one of g's statements and how long
+// its writers gather while another statement is in flight.
+func SetGather(g *GroupWriter, most int, window time.Duration) { g.max, g.window = most, window }
+
+// InFlight is how many statements g's writers are writing.
+func InFlight(g *GroupWriter) int { return int(g.inFlight.Load()) }
+
+// Queued is how many batches wait for a writer.
+func Queued(g *GroupWriter) int { return len(g.queue) }
