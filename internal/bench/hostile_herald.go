@@ -61,6 +61,8 @@ func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]str
 
 var errPortTaken = errors.New("a port was taken")
 
+// startChildOnce is one start on fresh ports: errPortTaken when the child
+// could not listen on one of them.
 func startChildOnce(ctx context.Context, herald func() *exec.Cmd, env map[string]string, listen []string) (*child, error) {
 	c := &child{cmd: herald(), exited: make(chan struct{}), addrs: map[string]string{}, log: &tail{max: 16 << 10}}
 	var err error
