@@ -135,7 +135,7 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	for range o.Processes {
 		env := map[string]string{"DISCORD_TOKEN": w.token, "DATABASE_URL": dbURL,
 			"HERALD_DISCORD_API": w.url + "/api/v10", "HERALD_SHARD_COUNT": strconv.Itoa(o.Shards),
-			"HERALD_GLOBAL_LIMIT": strconv.Itoa(global), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"}
+			"HERALD_DISCORD_GLOBAL_LIMIT": strconv.Itoa(global), "LOG_LEVEL": "warn", "HERALD_SHUTDOWN_TIMEOUT": "2s"}
 		maps.Copy(env, o.Env)
 		p, err := startChild(ctx, herald, env, interactionsAddr)
 		if err != nil {
