@@ -128,16 +128,19 @@ type App struct {
 	clusterPool *pgxpool.Pool
 	migrator    *store.Migrator
 	river       *work.Client
-	dispatch    *outbox.Dispatcher
-	writer      *outbox.GroupWriter
-	registry    *work.Registry
-	engine      *transport.Engine
-	discord     *rest.Client
-	catalog     *i18n.Catalog
-	fastPath    *interaction.FastPath
-	metrics     *prometheus.Registry
-	cluster     atomic.Pointer[cluster.Cluster] // set once Run joins
-	buckets     atomic.Pointer[cluster.Buckets]
+	// partitions route each guild's jobs to the process serving its
+	// shard; nil when this process works no jobs.
+	partitions *work.Partitions
+	dispatch   *outbox.Dispatcher
+	writer     *outbox.GroupWriter
+	registry   *work.Registry
+	engine     *transport.Engine
+	discord    *rest.Client
+	catalog    *i18n.Catalog
+	fastPath   *interaction.FastPath
+	metrics    *prometheus.Registry
+	cluster    atomic.Pointer[cluster.Cluster] // set once Run joins
+	buckets    atomic.Pointer[cluster.Buckets]
 	// processID names this process in the cluster and in River.
 	processID string
 	sessions  sessions           // the gateway sessions of the shards this process holds
@@ -224,9 +227,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	}
 	outbox.Housekeeping(a.registry, a.pool)
 	a.processID = cluster.NewID("")
+	if len(a.registry.Kinds()) > 0 {
+		a.partitions = work.NewPartitions(cfg.Lanes, log)
+	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
-		Clock: cfg.Clock, ID: a.processID,
+		Clock: cfg.Clock, ID: a.processID, Partitions: a.partitions,
 	}); err != nil {
 		return nil, err
 	}
@@ -380,6 +386,11 @@ func (a *App) Run(ctx context.Context) error {
 			return errors.Join(stopWork(), a.stopAdmin())
 		}
 		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
+	}
+	if a.partitions != nil {
+		if err := a.partitions.SetShards(ctx, a.pool, count); err != nil {
+			return errors.Join(fmt.Errorf("app: route jobs by shard: %w", err), stopWork(), a.stopAdmin())
+		}
 	}
 	// The shards are spread over every herald on the token; this
 	// process serves its share until it stops, then hands it over.

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +13,26 @@ import (
 	"github.com/herald-bot/herald/internal/discord/simtest"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
+	"github.com/herald-bot/herald/internal/work"
 )
+
+func named(ids []sim.NamedID, name string) string {
+	for _, n := range ids {
+		if n.Name == name {
+			return n.ID
+		}
+	}
+	panic("no " + name)
+}
+
+func memberNamed(ms []sim.MemberName, name string) string {
+	for _, m := range ms {
+		if m.Username == name {
+			return m.ID
+		}
+	}
+	panic("no member " + name)
+}
 
 // served is how many shards a serves with a ready session.
 func (a *App) served() int {
@@ -26,13 +47,20 @@ func (a *App) served() int {
 	return n
 }
 
-// Two herald processes on one token and one database split the shards;
-// when one stops, the other serves them all.
+// Two herald processes on one token and one database split the shards,
+// and each works the jobs of its shards' guilds: a command in a guild of
+// either shard posts its status board from the process serving that
+// shard. When one process stops, the other serves them all.
 func TestTwoProcessesSplitTheShards(t *testing.T) {
 	t.Parallel()
 	s := simtest.New(t)
 	s.SetApplicationFlags(simtest.PortalIntents)
-	s.CreateGuild(sim.DefaultFixture())
+	var guilds [2]*sim.FixtureResult // one on each shard
+	for guilds[0] == nil || guilds[1] == nil {
+		g := s.CreateGuild(sim.DefaultFixture())
+		id, _ := strconv.ParseUint(g.ID, 10, 64)
+		guilds[work.ShardOf(id, 2)] = &g
+	}
 	// Each shard its own identify key: a handover does not wait 5 s for
 	// the turn the first shard took.
 	concurrency := 2
@@ -66,6 +94,31 @@ func TestTwoProcessesSplitTheShards(t *testing.T) {
 	// as Discord's max_concurrency asks: give it more than Until's 20 s
 	// on a loaded machine.
 	wait.Within(t, time.Minute, "one shard each", func() bool { return apps[0].served() == 1 && apps[1].served() == 1 })
+	for shard, g := range guilds {
+		general, owner := named(g.Channels, "general"), memberNamed(g.Members, "owner")
+		s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: general, UserID: owner, Kind: "command", Name: "herald",
+			Options: []any{map[string]any{"name": "board", "type": 1, "options": []any{map[string]any{"name": "channel", "type": 7, "value": general}}}}})
+		wait.Within(t, time.Minute, "the status board of the guild on shard "+strconv.Itoa(shard), func() bool {
+			for _, m := range s.Messages(general) {
+				if strings.HasPrefix(m.Content, "**herald status**") {
+					return true
+				}
+			}
+			return false
+		})
+		server := apps[0]
+		if apps[1].sessions.get(shard) != nil {
+			server = apps[1]
+		}
+		var queue, ranOn string
+		if err := server.pool.QueryRow(t.Context(), `SELECT queue, attempted_by[cardinality(attempted_by)] FROM river_job
+			WHERE kind = 'status_board' AND metadata->>'guild_id' = $1 AND attempted_by IS NOT NULL ORDER BY id LIMIT 1`, g.ID).Scan(&queue, &ranOn); err != nil {
+			t.Fatal(err)
+		}
+		if want := work.PartitionQueue(work.Sync, shard); queue != want || ranOn != server.processID {
+			t.Errorf("the board job of a guild on shard %d ran in %q on %s, want %q on %s, the process serving the shard", shard, queue, ranOn, want, server.processID)
+		}
+	}
 	stops[0]()
 	if err := <-dones[0]; err != nil {
 		t.Fatal(err)

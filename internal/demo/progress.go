@@ -123,14 +123,19 @@ func (d *Demo) queues() []Queue {
 		FROM river_job WHERE state IN ('available', 'running', 'scheduled', 'retryable') GROUP BY queue`)
 	if err == nil {
 		for rows.Next() {
-			var lane string
+			var queue string
 			var q Queue
 			var wait float64
-			if rows.Scan(&lane, &q.Available, &q.Running, &q.Waiting, &wait) != nil {
+			if rows.Scan(&queue, &q.Available, &q.Running, &q.Waiting, &wait) != nil {
 				break
 			}
-			q.Lane, q.LongestWait = lane, time.Duration(max(wait, 0)*float64(time.Second))
-			byLane[lane] = &q
+			// A lane's shard queues count as the lane.
+			l := byLane[string(work.LaneOf(queue))]
+			if l == nil {
+				continue
+			}
+			l.Available, l.Running, l.Waiting = l.Available+q.Available, l.Running+q.Running, l.Waiting+q.Waiting
+			l.LongestWait = max(l.LongestWait, time.Duration(max(wait, 0)*float64(time.Second)))
 		}
 		rows.Close()
 	}

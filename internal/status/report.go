@@ -109,21 +109,25 @@ func laneLines(ctx context.Context, db *pgxpool.Pool, guildID string) ([]string,
 	if err != nil {
 		return nil, fmt.Errorf("status: lanes: %w", err)
 	}
-	counts := map[string][4]int64{}
+	counts := map[work.Lane][4]int64{} // a lane's shard queues count as the lane
 	for rows.Next() {
-		var lane string
+		var queue string
 		var c [4]int64
-		if err := rows.Scan(&lane, &c[0], &c[1], &c[2], &c[3]); err != nil {
+		if err := rows.Scan(&queue, &c[0], &c[1], &c[2], &c[3]); err != nil {
 			return nil, fmt.Errorf("status: lanes: %w", err)
 		}
-		counts[lane] = c
+		sum := counts[work.LaneOf(queue)]
+		for i := range c {
+			sum[i] += c[i]
+		}
+		counts[work.LaneOf(queue)] = sum
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("status: lanes: %w", err)
 	}
 	var lines []string
 	for _, lane := range work.Lanes() {
-		c := counts[string(lane)]
+		c := counts[lane]
 		// The title names the columns in the admin's language.
 		lines = append(lines, fmt.Sprintf("`%s`: %d · %d · %d · %d", lane, c[0], c[1], c[2], c[3]))
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	// Clock is what jobs are scheduled and fetched by once a test moved
 	// it ahead; nil is the database's clock, as in production.
 	Clock *clock.Clock
+	// Partitions, when set, route each guild's jobs to the process
+	// serving its shard (partition.go).
+	Partitions *Partitions
 }
 
 // Client is the River client that inserts and works herald's jobs.
@@ -76,6 +79,9 @@ func Config(pool *pgxpool.Pool, o Options) *river.Config {
 		// what it puts in the context reaches the worker.
 		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts},
 			&dueSoon{clock: o.Clock}}}
+	if o.Partitions != nil {
+		cfg.Middleware = append(cfg.Middleware, o.Partitions)
+	}
 	if o.Clock != nil {
 		cfg.Test.Time = riverTime{o.Clock}
 	}

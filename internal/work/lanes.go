@@ -119,7 +119,7 @@ type laneCalls struct {
 }
 
 func (l *laneCalls) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
-	lane := Lane(job.Queue)
+	lane := LaneOf(job.Queue)
 	ctx, cancel := context.WithTimeout(ctx, timeout(l.timeouts, lane))
 	defer cancel()
 	ctx = transport.WithPriority(ctx, lane.Priority())

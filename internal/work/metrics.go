@@ -53,14 +53,18 @@ func laneDepth(pool *pgxpool.Pool, desc *prometheus.Desc) func(context.Context) 
 			return nil, err
 		}
 		defer rows.Close()
-		var out []prometheus.Metric
+		depths := map[[2]string]int64{} // lane, state: a lane's shard queues count as the lane
 		for rows.Next() {
-			var lane, state string
+			var queue, state string
 			var n int64
-			if err := rows.Scan(&lane, &state, &n); err != nil {
+			if err := rows.Scan(&queue, &state, &n); err != nil {
 				return nil, err
 			}
-			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), lane, state))
+			depths[[2]string{string(LaneOf(queue)), state}] += n
+		}
+		var out []prometheus.Metric
+		for k, n := range depths {
+			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), k[0], k[1]))
 		}
 		return out, rows.Err()
 	}

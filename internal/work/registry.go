@@ -57,7 +57,7 @@ type laneWorker[T river.JobArgs] struct {
 }
 
 func (w laneWorker[T]) Timeout(j *river.Job[T]) time.Duration {
-	return backstop(w.r.timeouts, Lane(j.Queue))
+	return backstop(w.r.timeouts, LaneOf(j.Queue))
 }
 
 // Periodic adds a job River inserts on a schedule; its kind must be

@@ -1,0 +1,157 @@
+package work
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Partitions route each guild's jobs to the process serving the guild's
+// gateway shard. Discord's rate-limit buckets of a guild (its member
+// roles, its channels) are shared by every process on the token, one
+// holder at a time (internal/cluster); when any process could fetch any
+// guild's job, three processes passed each guild's buckets back and
+// forth, and a job held its worker up to MaxHold waiting for its turn
+// or was snoozed to wait again. A job that names its guild (ForGuild) in
+// a lane goes instead to that lane's queue of the guild's shard,
+// "<lane>-shard-<n>", which only the process holding the shard's lease
+// works: a guild's jobs run where its buckets stay. Jobs without a guild
+// stay in the lanes every process works.
+type Partitions struct {
+	river.MiddlewareDefaults
+	lanes  map[string]river.QueueConfig
+	shards atomic.Int64 // 0 until the shard count is known: nothing is routed
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	leaving map[int]chan struct{} // shard → closed once its queues are let go
+}
+
+// NewPartitions routes the lanes' jobs once SetShards names the count; the
+// queues of a shard get the lane's workers.
+func NewPartitions(w LaneWorkers, log *slog.Logger) *Partitions {
+	return &Partitions{lanes: Queues(w), log: log, leaving: map[int]chan struct{}{}}
+}
+
+// PartitionQueue is the queue of lane's jobs for the guilds of shard.
+func PartitionQueue(lane Lane, shard int) string {
+	return string(lane) + partitionSep + strconv.Itoa(shard)
+}
+
+const partitionSep = "-shard-"
+
+// LaneOf is the lane a queue belongs to: the queue itself, or the lane of
+// a shard's queue.
+func LaneOf(queue string) Lane {
+	lane, _, _ := strings.Cut(queue, partitionSep)
+	return Lane(lane)
+}
+
+// ShardOf is Discord's shard of a guild among count:
+// (guild_id >> 22) % count (docs: Gateway, Sharding).
+func ShardOf(guildID uint64, count int) int { return int((guildID >> 22) % uint64(count)) }
+
+// SetShards starts routing by count shards. Jobs left in the queues of
+// shards past count (the count changed since they were queued) go back
+// to their lanes, where every process works them.
+func (p *Partitions) SetShards(ctx context.Context, db *pgxpool.Pool, count int) error {
+	_, err := db.Exec(ctx, `UPDATE river_job SET queue = split_part(queue, $1, 1)
+		WHERE state IN ('available', 'scheduled', 'retryable', 'pending')
+			AND CASE WHEN strpos(queue, $1) > 0 THEN split_part(queue, $1, 2)::int >= $2 ELSE false END`, partitionSep, count)
+	if err != nil {
+		return err
+	}
+	p.shards.Store(int64(count))
+	return nil
+}
+
+// InsertMany is River's insert middleware: it moves each job naming its
+// guild from its lane to the lane's queue of the guild's shard.
+func (p *Partitions) InsertMany(ctx context.Context, jobs []*rivertype.JobInsertParams, doInner func(context.Context) ([]*rivertype.JobInsertResult, error)) ([]*rivertype.JobInsertResult, error) {
+	if n := int(p.shards.Load()); n > 0 {
+		for _, j := range jobs {
+			if _, lane := p.lanes[j.Queue]; lane {
+				if g, ok := guildOf(j.Metadata); ok {
+					j.Queue = PartitionQueue(Lane(j.Queue), ShardOf(g, n))
+				}
+			}
+		}
+	}
+	return doInner(ctx)
+}
+
+// guildOf reads the guild a job's metadata names (ForGuild).
+func guildOf(metadata []byte) (uint64, bool) {
+	if len(metadata) == 0 {
+		return 0, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(metadata, &m) != nil {
+		return 0, false
+	}
+	var id string
+	if json.Unmarshal(m[MetadataGuild], &id) != nil {
+		return 0, false
+	}
+	g, err := strconv.ParseUint(id, 10, 64)
+	return g, err == nil
+}
+
+// letGo bounds how long the queues of a shard given up wait for their
+// running jobs: past the longest lane timeout River has cancelled them.
+const letGo = 10 * time.Minute
+
+// Serve works the queues of shard on c until ctx ends (the shard's lease
+// was lost or handed over). Then it stops fetching from them and returns
+// at once; the jobs running in them finish here, and this process works
+// the shard's queues again only once they have.
+func (p *Partitions) Serve(ctx context.Context, c *Client, shard int) error {
+	p.mu.Lock()
+	prev := p.leaving[shard]
+	p.mu.Unlock()
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	var added []string
+	var err error
+	for lane, cfg := range p.lanes {
+		q := PartitionQueue(Lane(lane), shard)
+		if err = c.Queues().Add(q, cfg); err != nil {
+			break
+		}
+		added = append(added, q)
+	}
+	if err == nil {
+		<-ctx.Done()
+	}
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.leaving[shard] = done
+	p.mu.Unlock()
+	go func() {
+		defer close(done)
+		rctx, cancel := context.WithTimeout(context.Background(), letGo)
+		defer cancel()
+		for _, q := range added {
+			var notFound *river.QueueNotFoundError
+			if rerr := c.Queues().Remove(rctx, q); rerr != nil && !errors.As(rerr, &notFound) {
+				p.log.Warn("work: a shard's queue was not let go", "queue", q, "err", rerr)
+			}
+		}
+	}()
+	return err
+}
