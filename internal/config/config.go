@@ -375,7 +375,7 @@ func conns(key, def, help string, field func(*Config) *int) setting {
 }
 
 func workers(key, def, help string, field func(*work.LaneWorkers) *int) setting {
-	return setting{Setting: Setting{Key: key, Default: def, Help: "workers in this lane: " + help}, parse: func(c *Config, v string) error {
+	return setting{Setting: Setting{Key: key, Default: def, Help: "workers in this lane, and as many again for each shard this process serves: " + help}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 10000 {
 			return fmt.Errorf("must be a whole number from 1 to 10000, got %q", v)

@@ -107,9 +107,17 @@ func guildOf(metadata []byte) (uint64, bool) {
 	return g, err == nil
 }
 
-// letGo bounds how long the queues of a shard given up wait for their
-// running jobs: past the longest lane timeout River has cancelled them.
-const letGo = 10 * time.Minute
+// A shard's queues are let go once the jobs running in them are done.
+// River's Remove holds the client's queue lock while it waits, which
+// would hold back the queues of a shard taken meanwhile and the client's
+// own stop, whose escalation to cancelling jobs starts only once it has
+// the lock. So each try waits removeTry, and the lock is free between
+// tries. Past letGo (beyond the longest lane timeout, after which River
+// cancels a job) the queue is left as it is.
+const (
+	removeTry = 50 * time.Millisecond
+	letGo     = 10 * time.Minute
+)
 
 // Serve works the queues of shard on c until ctx ends (the shard's lease
 // was lost or handed over). Then it stops fetching from them and returns
@@ -144,14 +152,29 @@ func (p *Partitions) Serve(ctx context.Context, c *Client, shard int) error {
 	p.mu.Unlock()
 	go func() {
 		defer close(done)
-		rctx, cancel := context.WithTimeout(context.Background(), letGo)
-		defer cancel()
 		for _, q := range added {
-			var notFound *river.QueueNotFoundError
-			if rerr := c.Queues().Remove(rctx, q); rerr != nil && !errors.As(rerr, &notFound) {
-				p.log.Warn("work: a shard's queue was not let go", "queue", q, "err", rerr)
-			}
+			p.remove(c, q)
 		}
 	}()
 	return err
+}
+
+// remove takes queue q off c once its running jobs are done.
+func (p *Partitions) remove(c *Client, q string) {
+	tick := time.NewTicker(removeTry)
+	defer tick.Stop()
+	for end := time.Now().Add(letGo); ; {
+		ctx, cancel := context.WithTimeout(context.Background(), removeTry)
+		err := c.Queues().Remove(ctx, q)
+		cancel()
+		var notFound *river.QueueNotFoundError
+		switch {
+		case err == nil || errors.As(err, &notFound):
+			return
+		case !errors.Is(err, context.DeadlineExceeded) || time.Now().After(end):
+			p.log.Warn("work: a shard's queue was not let go", "queue", q, "err", err)
+			return
+		}
+		<-tick.C
+	}
 }

@@ -26,17 +26,37 @@ type guildWorker struct {
 
 func (guildWorker) Work(context.Context, *river.Job[guildArgs]) error { return nil }
 
+// holdArgs is a test job of one guild that runs until its context ends.
+type holdArgs struct{ Guild string }
+
+func (holdArgs) Kind() string { return "test_hold" }
+
+type holdWorker struct {
+	river.WorkerDefaults[holdArgs]
+	started, ended chan struct{}
+}
+
+func (w holdWorker) Work(ctx context.Context, _ *river.Job[holdArgs]) error {
+	w.started <- struct{}{}
+	<-ctx.Done()
+	w.ended <- struct{}{}
+	return ctx.Err()
+}
+
 // process is one herald process's River client and partitions.
 type process struct {
-	id string
-	c  *work.Client
-	p  *work.Partitions
+	id   string
+	c    *work.Client
+	p    *work.Partitions
+	hold holdWorker
 }
 
 func newProcess(t *testing.T, db *pgxpool.Pool, id string) process {
 	t.Helper()
 	reg := work.NewRegistry()
 	work.Register(reg, guildWorker{})
+	hold := holdWorker{started: make(chan struct{}, 1), ended: make(chan struct{}, 1)}
+	work.Register(reg, hold)
 	lanes := work.LaneWorkers{Interactive: 2, Events: 1, Sync: 1, Background: 1}
 	p := work.NewPartitions(lanes, slog.New(slog.DiscardHandler))
 	c, err := work.NewClient(db, work.Options{Lanes: lanes, Registry: reg, ShutdownTimeout: time.Second,
@@ -48,7 +68,7 @@ func newProcess(t *testing.T, db *pgxpool.Pool, id string) process {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { work.Stop(c, time.Second, time.Second) })
-	return process{id: id, c: c, p: p}
+	return process{id: id, c: c, p: p, hold: hold}
 }
 
 // serve works shard on pr until the returned stop is called.
@@ -158,6 +178,36 @@ func TestPartitionsRunAGuildsJobsWhereItsShardIsServed(t *testing.T) {
 	if r := ranJobs(t, db, moved)[moved]; r.by != b.id {
 		t.Errorf("a job of shard 0 ran on %s after b took the shard, want %s", r.by, b.id)
 	}
+}
+
+// A shard let go while a job of its guilds still runs holds back neither
+// the queues of a shard taken meanwhile nor the client's stop, which
+// cancels that job after the shutdown timeout.
+func TestPartitionsLetAShardGoWithoutHoldingOthers(t *testing.T) {
+	t.Parallel()
+	db := storetest.Pool(t)
+	a := newProcess(t, db, "process-a")
+	if err := a.p.SetShards(t.Context(), db, 2); err != nil {
+		t.Fatal(err)
+	}
+	stop0 := a.serve(t, 0)
+	if _, err := a.c.Insert(t.Context(), holdArgs{}, work.ForGuild(&river.InsertOpts{Queue: string(work.Interactive)}, guildOn(0, 2, 1))); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, a.hold.started)
+	stop0()
+	stop1 := a.serve(t, 1)
+	defer stop1()
+	id := insert(t, a.c, guildOn(1, 2, 2))
+	if r := ranJobs(t, db, id)[id]; r.queue != "interactive-shard-1" {
+		t.Errorf("the job of shard 1 ran in %q", r.queue)
+	}
+	// The client's shutdown timeout is 1 s; the job ends only when River
+	// cancels it.
+	if err := work.Stop(a.c, time.Second, 10*time.Second); err != nil {
+		t.Fatalf("stop with a shard's queue being let go: %v", err)
+	}
+	recv(t, a.hold.ended)
 }
 
 // Until the shard count is known nothing is routed; once it is, jobs left
