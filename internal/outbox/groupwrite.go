@@ -140,9 +140,7 @@ func (g *GroupWriter) write(ctx context.Context) {
 			}
 		}
 		if len(items) > 0 {
-			g.inFlight.Add(1)
 			g.insert(items)
-			g.inFlight.Add(-1)
 		}
 	}
 }
@@ -190,6 +188,10 @@ func (g *GroupWriter) insert(items []*groupItem) {
 		jobs = append(jobs, it.b.jobs)
 	}
 	ids := map[string]int64{}
+	// In flight until its rows are read, not until its callers are
+	// answered: a caller answered sends its next batch at once, and a
+	// writer that took it for this statement's would wait the window.
+	g.inFlight.Add(1)
 	rows, err := g.db.Query(ctx, `WITH input AS (
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) AS t(idempotency_key, event_id, token, jobs)),
 		recorded AS (
@@ -214,6 +216,7 @@ func (g *GroupWriter) insert(items []*groupItem) {
 			err = rows.Err()
 		}
 	}
+	g.inFlight.Add(-1)
 	for _, it := range items {
 		k := it.b.entry.Key.String()
 		switch {
