@@ -16,24 +16,6 @@ import (
 	"github.com/herald-bot/herald/internal/work"
 )
 
-func named(ids []sim.NamedID, name string) string {
-	for _, n := range ids {
-		if n.Name == name {
-			return n.ID
-		}
-	}
-	panic("no " + name)
-}
-
-func memberNamed(ms []sim.MemberName, name string) string {
-	for _, m := range ms {
-		if m.Username == name {
-			return m.ID
-		}
-	}
-	panic("no member " + name)
-}
-
 // served is how many shards a serves with a ready session.
 func (a *App) served() int {
 	a.sessions.mu.Lock()
@@ -95,7 +77,7 @@ func TestTwoProcessesSplitTheShards(t *testing.T) {
 	// on a loaded machine.
 	wait.Within(t, time.Minute, "one shard each", func() bool { return apps[0].served() == 1 && apps[1].served() == 1 })
 	for shard, g := range guilds {
-		general, owner := named(g.Channels, "general"), memberNamed(g.Members, "owner")
+		general, owner := g.Channel("general"), g.Member("owner")
 		s.Interact(sim.InteractionRequest{GuildID: g.ID, ChannelID: general, UserID: owner, Kind: "command", Name: "herald",
 			Options: []any{map[string]any{"name": "board", "type": 1, "options": []any{map[string]any{"name": "channel", "type": 7, "value": general}}}}})
 		wait.Within(t, time.Minute, "the status board of the guild on shard "+strconv.Itoa(shard), func() bool {
