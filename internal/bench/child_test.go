@@ -114,3 +114,16 @@ func TestStartChildGivesUpAfterItsStarts(t *testing.T) {
 		t.Errorf("the child started %s times, want %s", got, want)
 	}
 }
+
+// A variable herald does not read is refused before any child starts:
+// herald would ignore it, and the bench measure its default.
+func TestStartChildRefusesAVariableHeraldDoesNotRead(t *testing.T) {
+	herald, starts := portChild(t, 1)
+	_, err := startChild(t.Context(), herald, map[string]string{"HERALD_GLOBAL_LIMIT": "2000", "HERALD_DISCORD_GLOBAL_LIMIT": "2000"}, proxyAddr)
+	if err == nil || !strings.Contains(err.Error(), "HERALD_GLOBAL_LIMIT") || strings.Contains(err.Error(), "HERALD_DISCORD_GLOBAL_LIMIT") {
+		t.Fatalf("startChild = %v, want it to refuse HERALD_GLOBAL_LIMIT alone", err)
+	}
+	if got := starts(); got != "0" {
+		t.Errorf("the child started %s times, want none", got)
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/herald-bot/herald/internal/app"
+	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/freeport"
 )
 
@@ -50,6 +52,9 @@ const childStarts = 3
 // children): readiness counts only when the child holds its ports, and a
 // child that lost one is started again on new ports.
 func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]string, listen ...string) (*child, error) {
+	if err := unread(env, listen); err != nil {
+		return nil, err
+	}
 	for range childStarts {
 		c, err := startChildOnce(ctx, herald, env, listen)
 		if !errors.Is(err, errPortTaken) {
@@ -60,6 +65,28 @@ func startChild(ctx context.Context, herald func() *exec.Cmd, env map[string]str
 }
 
 var errPortTaken = errors.New("a port was taken")
+
+// unread refuses a variable herald does not read: herald ignores a
+// misspelt name, and the bench would measure the default instead (scale's
+// children once ran at 50 requests a second of global limit, not the
+// 2,000 they were given as HERALD_GLOBAL_LIMIT).
+func unread(env map[string]string, listen []string) error {
+	known := map[string]bool{}
+	for _, s := range config.Settings(app.Settings()...) {
+		known[s.Key] = true
+	}
+	var unknown []string
+	for _, k := range slices.Concat(slices.Collect(maps.Keys(env)), listen) {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("bench: herald reads no %s", strings.Join(unknown, ", "))
+	}
+	return nil
+}
 
 // startChildOnce is one start on fresh ports: errPortTaken when the child
 // could not listen on one of them.
