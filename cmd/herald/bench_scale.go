@@ -24,7 +24,7 @@ func scaleSuite() suite {
 			clicks := fs.Bool("clicks", true, "after the transport bursts, the clicks on herald run processes")
 			processes := fs.Int("processes", 3, "herald run processes for the clicks")
 			shards := fs.Int("shards", 3, "gateway shards (HERALD_SHARD_COUNT)")
-			guilds := fs.Int("guilds", 6, "guilds with a role menu (more if a shard has none)")
+			guilds := fs.Int("guilds", 6, "guilds with a role menu, as many on each shard (rounded up to a multiple of --shards)")
 			members := fs.Int("members", 700, "members per guild; each clicks each burst's button at most once")
 			gatewayRate := fs.Int("gateway-rate", 500, "clicks a second over the gateway")
 			httpRate := fs.Int("http-rate", 2000, "clicks a second over HTTP")

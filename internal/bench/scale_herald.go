@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/work"
 )
 
 // ScaleInteractions is the part of `herald bench scale` that runs
@@ -125,6 +126,7 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	if err != nil {
 		return res, err
 	}
+	res.Guilds = len(guilds)
 	var procs []*child
 	var endpoints []string
 	defer func() {
@@ -266,14 +268,19 @@ func drain(ctx context.Context, dbURL string, within time.Duration) error {
 // drainPoll is how often drain looks: DrainSeconds is exact to it.
 const drainPoll = 250 * time.Millisecond
 
-// scaleGuilds loads guilds until every shard has one, at least o.Guilds,
-// each with a menu's channels, roles and o.MembersPerGuild members.
+// scaleGuilds loads guilds until every shard has as many, o.Guilds
+// rounded up to a multiple of the shards, each with a menu's channels,
+// roles and o.MembersPerGuild members. Each process then serves as many
+// clicks as the others, as with the thousands of guilds of each shard
+// of a bot that needs several processes; a guild that falls on a shard
+// already full is loaded but not used.
 func scaleGuilds(w *world, o ScaleOptions) ([]sim.FixtureResult, error) {
 	var out []sim.FixtureResult
-	covered := map[int]bool{}
-	for i := 0; len(out) < o.Guilds || len(covered) < o.Shards; i++ {
-		if i >= 10*max(o.Guilds, o.Shards) {
-			return nil, errors.New("no guild falls on some shard")
+	each := (o.Guilds + o.Shards - 1) / o.Shards
+	onShard := map[int]int{}
+	for i := 0; len(out) < each*o.Shards; i++ {
+		if i >= 10*each*o.Shards {
+			return nil, fmt.Errorf("%d guilds loaded, and some shard still has fewer than %d", i, each)
 		}
 		f := sim.Fixture{Name: "scale" + itoa(i), Channels: []sim.FixtureChannel{{Name: "roles", Type: 0}, {Name: "admin", Type: 0}},
 			BotRole: &sim.FixtureRole{Name: "herald", Permissions: "268438528", Position: len(clickRoles) + 1}}
@@ -288,8 +295,10 @@ func scaleGuilds(w *world, o ScaleOptions) ([]sim.FixtureResult, error) {
 			return nil, err
 		}
 		id, _ := strconv.ParseUint(g.ID, 10, 64)
-		covered[int((id>>22)%uint64(o.Shards))] = true
-		out = append(out, g)
+		if shard := work.ShardOf(id, o.Shards); onShard[shard] < each {
+			onShard[shard]++
+			out = append(out, g)
+		}
 	}
 	return out, nil
 }
