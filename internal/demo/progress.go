@@ -115,27 +115,22 @@ func (d *Demo) queues() []Queue {
 	for _, l := range work.Lanes() {
 		byLane[string(l)] = &Queue{Lane: string(l)}
 	}
-	rows, err := d.db.Query(ctx, `SELECT queue,
+	rows, err := d.db.Query(ctx, `SELECT `+work.LaneOfQueue+`,
 		count(*) FILTER (WHERE state = 'available'),
 		count(*) FILTER (WHERE state = 'running'),
 		count(*) FILTER (WHERE state IN ('scheduled', 'retryable')),
 		COALESCE(EXTRACT(EPOCH FROM max(scheduled_at - now()) FILTER (WHERE state IN ('scheduled', 'retryable'))), 0)
-		FROM river_job WHERE state IN ('available', 'running', 'scheduled', 'retryable') GROUP BY queue`)
+		FROM river_job WHERE state IN ('available', 'running', 'scheduled', 'retryable') GROUP BY 1`)
 	if err == nil {
 		for rows.Next() {
-			var queue string
+			var lane string
 			var q Queue
 			var wait float64
-			if rows.Scan(&queue, &q.Available, &q.Running, &q.Waiting, &wait) != nil {
+			if rows.Scan(&lane, &q.Available, &q.Running, &q.Waiting, &wait) != nil {
 				break
 			}
-			// A lane's shard queues count as the lane.
-			l := byLane[string(work.LaneOf(queue))]
-			if l == nil {
-				continue
-			}
-			l.Available, l.Running, l.Waiting = l.Available+q.Available, l.Running+q.Running, l.Waiting+q.Waiting
-			l.LongestWait = max(l.LongestWait, time.Duration(max(wait, 0)*float64(time.Second)))
+			q.Lane, q.LongestWait = lane, time.Duration(max(wait, 0)*float64(time.Second))
+			byLane[lane] = &q
 		}
 		rows.Close()
 	}

@@ -98,36 +98,32 @@ func missingLines(loc *i18n.Localizer, missing []feature.Need) []string {
 // laneLines counts the guild's jobs per lane the way work.StateOf names
 // them; failed counts the last 24 hours.
 func laneLines(ctx context.Context, db *pgxpool.Pool, guildID string) ([]string, error) {
-	rows, err := db.Query(ctx, `SELECT queue,
+	rows, err := db.Query(ctx, `SELECT `+work.LaneOfQueue+`,
 		count(*) FILTER (WHERE state IN ('available', 'pending', 'scheduled') AND NOT `+waiting+`),
 		count(*) FILTER (WHERE state = 'running'),
 		count(*) FILTER (WHERE `+waiting+`),
 		count(*) FILTER (WHERE finalized_at > now() - interval '24 hours' AND (state = 'discarded' OR (state = 'cancelled'
 			AND metadata->'output'->>'reason' IN ('needs_permission', 'target_missing', 'invalid', 'retries_exhausted')))
 			AND NOT `+superseded+`)
-		FROM river_job j WHERE metadata @> jsonb_build_object($1::text, $2::text) GROUP BY queue`, work.MetadataGuild, guildID)
+		FROM river_job j WHERE metadata @> jsonb_build_object($1::text, $2::text) GROUP BY 1`, work.MetadataGuild, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("status: lanes: %w", err)
 	}
-	counts := map[work.Lane][4]int64{} // a lane's shard queues count as the lane
+	counts := map[string][4]int64{}
 	for rows.Next() {
-		var queue string
+		var lane string
 		var c [4]int64
-		if err := rows.Scan(&queue, &c[0], &c[1], &c[2], &c[3]); err != nil {
+		if err := rows.Scan(&lane, &c[0], &c[1], &c[2], &c[3]); err != nil {
 			return nil, fmt.Errorf("status: lanes: %w", err)
 		}
-		sum := counts[work.LaneOf(queue)]
-		for i := range c {
-			sum[i] += c[i]
-		}
-		counts[work.LaneOf(queue)] = sum
+		counts[lane] = c
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("status: lanes: %w", err)
 	}
 	var lines []string
 	for _, lane := range work.Lanes() {
-		c := counts[lane]
+		c := counts[string(lane)]
 		// The title names the columns in the admin's language.
 		lines = append(lines, fmt.Sprintf("`%s`: %d · %d · %d · %d", lane, c[0], c[1], c[2], c[3]))
 	}

@@ -47,24 +47,20 @@ const depthTTL = 10 * time.Second
 // laneDepth reads queue depth per lane and state from River's table.
 func laneDepth(pool *pgxpool.Pool, desc *prometheus.Desc) func(context.Context) ([]prometheus.Metric, error) {
 	return func(ctx context.Context) ([]prometheus.Metric, error) {
-		rows, err := pool.Query(ctx, `SELECT queue, state::text, count(*) FROM river_job
-		WHERE state IN ('available', 'scheduled', 'retryable', 'pending') GROUP BY queue, state`)
+		rows, err := pool.Query(ctx, `SELECT `+LaneOfQueue+`, state::text, count(*) FROM river_job
+		WHERE state IN ('available', 'scheduled', 'retryable', 'pending') GROUP BY 1, 2`)
 		if err != nil {
 			return nil, err
 		}
 		defer rows.Close()
-		depths := map[[2]string]int64{} // lane, state: a lane's shard queues count as the lane
+		var out []prometheus.Metric
 		for rows.Next() {
-			var queue, state string
+			var lane, state string
 			var n int64
-			if err := rows.Scan(&queue, &state, &n); err != nil {
+			if err := rows.Scan(&lane, &state, &n); err != nil {
 				return nil, err
 			}
-			depths[[2]string{string(LaneOf(queue)), state}] += n
-		}
-		var out []prometheus.Metric
-		for k, n := range depths {
-			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), k[0], k[1]))
+			out = append(out, prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(n), lane, state))
 		}
 		return out, rows.Err()
 	}

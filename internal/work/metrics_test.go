@@ -88,3 +88,34 @@ func sample(t *testing.T, g prometheus.Gatherer, name string, labels map[string]
 	}
 	return -1
 }
+
+// Jobs in a lane's shard queues count in the lane's depth: the label is
+// the lane, never a queue named after a shard.
+func TestLaneDepthCountsShardQueuesAsTheirLane(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	reg := work.NewRegistry()
+	work.Register(reg, &callWorker{calls: make(chan string, 1)})
+	lanes := work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1}
+	p := work.NewPartitions(lanes, slog.New(slog.DiscardHandler))
+	metrics := prometheus.NewRegistry()
+	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: lanes, Logger: slog.New(slog.DiscardHandler), Registerer: metrics, Partitions: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetShards(t.Context(), pool, 2); err != nil {
+		t.Fatal(err)
+	}
+	later := &river.InsertOpts{Queue: string(work.Background), ScheduledAt: time.Now().Add(time.Hour)}
+	for _, opts := range []*river.InsertOpts{later, work.ForGuild(later, guildOn(0, 2, 1)), work.ForGuild(later, guildOn(1, 2, 2))} {
+		if _, err := c.Insert(t.Context(), callArgs{}, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 3 {
+		t.Errorf("background lane depth = %v, want its 3 scheduled jobs, 2 of them in shard queues", n)
+	}
+	if n, _ := testutil.GatherAndCount(metrics, "herald_lane_queue_depth"); n != 1 {
+		t.Errorf("lane depth series = %d, want the background lane's one", n)
+	}
+}

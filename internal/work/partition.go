@@ -57,6 +57,10 @@ func LaneOf(queue string) Lane {
 	return Lane(lane)
 }
 
+// LaneOfQueue is LaneOf in SQL, of river_job's queue column: what counts
+// jobs by lane groups by it, so a lane's shard queues count as the lane.
+const LaneOfQueue = "split_part(queue, '" + partitionSep + "', 1)"
+
 // ShardOf is Discord's shard of a guild among count:
 // (guild_id >> 22) % count (docs: Gateway, Sharding).
 func ShardOf(guildID uint64, count int) int { return int((guildID >> 22) % uint64(count)) }
@@ -65,7 +69,7 @@ func ShardOf(guildID uint64, count int) int { return int((guildID >> 22) % uint6
 // shards past count (the count changed since they were queued) go back
 // to their lanes, where every process works them.
 func (p *Partitions) SetShards(ctx context.Context, db *pgxpool.Pool, count int) error {
-	_, err := db.Exec(ctx, `UPDATE river_job SET queue = split_part(queue, $1, 1)
+	_, err := db.Exec(ctx, `UPDATE river_job SET queue = `+LaneOfQueue+`
 		WHERE state IN ('available', 'scheduled', 'retryable', 'pending')
 			AND CASE WHEN strpos(queue, $1) > 0 THEN split_part(queue, $1, 2)::int >= $2 ELSE false END`, partitionSep, count)
 	if err != nil {
