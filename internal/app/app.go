@@ -228,7 +228,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	outbox.Housekeeping(a.registry, a.pool)
 	a.processID = cluster.NewID("")
 	if len(a.registry.Kinds()) > 0 {
-		a.partitions = work.NewPartitions(cfg.Lanes, log)
+		a.partitions = work.NewPartitions(a.pool, cfg.Lanes, log)
 	}
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
@@ -388,7 +388,7 @@ func (a *App) Run(ctx context.Context) error {
 		return errors.Join(gatewayFatal(err), stopWork(), a.stopAdmin())
 	}
 	if a.partitions != nil {
-		if err := a.partitions.SetShards(ctx, a.pool, count); err != nil {
+		if err := a.partitions.SetShards(ctx, count); err != nil {
 			return errors.Join(fmt.Errorf("app: route jobs by shard: %w", err), stopWork(), a.stopAdmin())
 		}
 	}

@@ -75,11 +75,14 @@ func (s *sessions) get(shard int) *gateway.Session {
 }
 
 // serveShard is what this process does with a shard while it holds the
-// shard's lease: keep its gateway session open. A fatal close (a rejected
+// shard's lease: work the jobs of its guilds and keep its gateway session
+// open. A fatal close (a rejected
 // token, an intent the application lacks) stops herald.
 func (a *App) serveShard(rt http.RoundTripper, count int, answer *gateway.Answer, pacer gateway.Pacer) cluster.ServeFunc {
 	return func(ctx context.Context, shard int) error {
-		jobs := a.serveJobs(ctx, shard)
+		if a.partitions != nil {
+			go a.partitions.Serve(ctx, a.river, shard)
+		}
 		gw, err := gateway.Open(ctx, gateway.Options{Token: a.cfg.DiscordToken.Reveal(), Transport: rt,
 			ShardID: shard, ShardCount: count, Answer: answer, Pacer: pacer, IdentifyWindow: a.cfg.IdentifyWindow, Intents: intents.For(a.application.Flags),
 			OnInteraction: a.fastPath.Handle, Events: a.events, Logger: a.log.With("shard", shard)})
@@ -96,27 +99,8 @@ func (a *App) serveShard(rt http.RoundTripper, count int, answer *gateway.Answer
 			return gw.Close()
 		case err := <-gw.Err():
 			return errors.Join(gatewayFatal(err), gw.Close())
-		case err := <-jobs:
-			// The shard's jobs would wait for a process that works them:
-			// stopping hands the shard to one.
-			return errors.Join(fmt.Errorf("app: work the jobs of shard %d: %w", shard, err), gw.Close())
 		}
 	}
-}
-
-// serveJobs works the jobs of the shard's guilds while ctx lasts; the
-// channel answers only when that could not start (nil: no jobs here).
-func (a *App) serveJobs(ctx context.Context, shard int) <-chan error {
-	if a.partitions == nil {
-		return nil
-	}
-	failed := make(chan error, 1)
-	go func() {
-		if err := a.partitions.Serve(ctx, a.river, shard); err != nil {
-			failed <- err
-		}
-	}()
-	return failed
 }
 
 // shardCount is HERALD_SHARD_COUNT, or the count Discord recommends with

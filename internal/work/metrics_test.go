@@ -97,13 +97,13 @@ func TestLaneDepthCountsShardQueuesAsTheirLane(t *testing.T) {
 	reg := work.NewRegistry()
 	work.Register(reg, &callWorker{calls: make(chan string, 1)})
 	lanes := work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1}
-	p := work.NewPartitions(lanes, slog.New(slog.DiscardHandler))
+	p := work.NewPartitions(pool, lanes, slog.New(slog.DiscardHandler))
 	metrics := prometheus.NewRegistry()
 	c, err := work.NewClient(pool, work.Options{Registry: reg, Lanes: lanes, Logger: slog.New(slog.DiscardHandler), Registerer: metrics, Partitions: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.SetShards(t.Context(), pool, 2); err != nil {
+	if err := p.SetShards(t.Context(), 2); err != nil {
 		t.Fatal(err)
 	}
 	later := &river.InsertOpts{Queue: string(work.Background), ScheduledAt: time.Now().Add(time.Hour)}

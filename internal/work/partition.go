@@ -29,6 +29,7 @@ import (
 // stay in the lanes every process works.
 type Partitions struct {
 	river.MiddlewareDefaults
+	db     *pgxpool.Pool
 	lanes  map[string]river.QueueConfig
 	shards atomic.Int64 // 0 until the shard count is known: nothing is routed
 	log    *slog.Logger
@@ -37,10 +38,10 @@ type Partitions struct {
 	leaving map[int]chan struct{} // shard → closed once its queues are let go
 }
 
-// NewPartitions routes the lanes' jobs once SetShards names the count; the
-// queues of a shard get the lane's workers.
-func NewPartitions(w LaneWorkers, log *slog.Logger) *Partitions {
-	return &Partitions{lanes: Queues(w), log: log, leaving: map[int]chan struct{}{}}
+// NewPartitions routes the lanes' jobs in db once SetShards names the
+// count; the queues of a shard get the lane's workers.
+func NewPartitions(db *pgxpool.Pool, w LaneWorkers, log *slog.Logger) *Partitions {
+	return &Partitions{db: db, lanes: Queues(w), log: log, leaving: map[int]chan struct{}{}}
 }
 
 // PartitionQueue is the queue of lane's jobs for the guilds of shard.
@@ -68,8 +69,8 @@ func ShardOf(guildID uint64, count int) int { return int((guildID >> 22) % uint6
 // SetShards starts routing by count shards. Jobs left in the queues of
 // shards past count (the count changed since they were queued) go back
 // to their lanes, where every process works them.
-func (p *Partitions) SetShards(ctx context.Context, db *pgxpool.Pool, count int) error {
-	_, err := db.Exec(ctx, `UPDATE river_job SET queue = `+LaneOfQueue+`
+func (p *Partitions) SetShards(ctx context.Context, count int) error {
+	_, err := p.db.Exec(ctx, `UPDATE river_job SET queue = `+LaneOfQueue+`
 		WHERE state IN ('available', 'scheduled', 'retryable', 'pending')
 			AND CASE WHEN strpos(queue, $1) > 0 THEN split_part(queue, $1, 2)::int >= $2 ELSE false END`, partitionSep, count)
 	if err != nil {
@@ -126,8 +127,11 @@ const (
 // Serve works the queues of shard on c until ctx ends (the shard's lease
 // was lost or handed over). Then it stops fetching from them and returns
 // at once; the jobs running in them finish here, and this process works
-// the shard's queues again only once they have.
-func (p *Partitions) Serve(ctx context.Context, c *Client, shard int) error {
+// the shard's queues again only once they have. A queue that cannot
+// start (Postgres unreachable) is tried again every addRetry: the
+// shard's jobs wait for Postgres, as every job does, and the process
+// keeps the shard.
+func (p *Partitions) Serve(ctx context.Context, c *Client, shard int) {
 	p.mu.Lock()
 	prev := p.leaving[shard]
 	p.mu.Unlock()
@@ -135,21 +139,18 @@ func (p *Partitions) Serve(ctx context.Context, c *Client, shard int) error {
 		select {
 		case <-prev:
 		case <-ctx.Done():
-			return nil
+			return
 		}
 	}
 	var added []string
-	var err error
 	for lane, cfg := range p.lanes {
 		q := PartitionQueue(Lane(lane), shard)
-		if err = c.Queues().Add(q, cfg); err != nil {
+		if !p.add(ctx, c, q, cfg) {
 			break
 		}
 		added = append(added, q)
 	}
-	if err == nil {
-		<-ctx.Done()
-	}
+	<-ctx.Done()
 	done := make(chan struct{})
 	p.mu.Lock()
 	p.leaving[shard] = done
@@ -160,6 +161,54 @@ func (p *Partitions) Serve(ctx context.Context, c *Client, shard int) error {
 			p.remove(c, q)
 		}
 	}()
+}
+
+// addRetry is how often a queue that could not start is tried again.
+const addRetry = time.Second
+
+// add starts queue q on c, trying again until it starts (true) or ctx
+// ends (false).
+func (p *Partitions) add(ctx context.Context, c *Client, q string, cfg river.QueueConfig) bool {
+	for {
+		err := p.start(ctx, c, q, cfg)
+		if err == nil {
+			return true
+		}
+		p.log.Warn("work: a shard's queue did not start; trying again", "queue", q, "err", err, "in", addRetry)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(addRetry):
+		}
+	}
+}
+
+// start adds queue q to c and checks that its producer started. River
+// keeps a queue whose start failed as added but stopped, and reports no
+// error when the failure was a closed connection; its start's first
+// statement stamps the queue's row, so a row not stamped since just
+// before the Add tells. Such a queue is removed for the next try.
+func (p *Partitions) start(ctx context.Context, c *Client, q string, cfg river.QueueConfig) error {
+	var before time.Time
+	if err := p.db.QueryRow(ctx, `SELECT now()`).Scan(&before); err != nil {
+		return err
+	}
+	err := c.Queues().Add(q, cfg)
+	if err == nil {
+		var started bool
+		if err = p.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_queue WHERE name = $1 AND updated_at >= $2)`, q, before).Scan(&started); err == nil && !started {
+			err = errors.New("its producer did not start")
+		}
+		if err == nil {
+			return nil
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, addRetry)
+	defer cancel()
+	var notFound *river.QueueNotFoundError
+	if rerr := c.Queues().Remove(rctx, q); rerr != nil && !errors.As(rerr, &notFound) {
+		return errors.Join(err, rerr)
+	}
 	return err
 }
 

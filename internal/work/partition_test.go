@@ -3,7 +3,9 @@ package work_test
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -58,7 +61,7 @@ func newProcess(t *testing.T, db *pgxpool.Pool, id string) process {
 	hold := holdWorker{started: make(chan struct{}, 1), ended: make(chan struct{}, 1)}
 	work.Register(reg, hold)
 	lanes := work.LaneWorkers{Interactive: 2, Events: 1, Sync: 1, Background: 1}
-	p := work.NewPartitions(lanes, slog.New(slog.DiscardHandler))
+	p := work.NewPartitions(db, lanes, slog.New(slog.DiscardHandler))
 	c, err := work.NewClient(db, work.Options{Lanes: lanes, Registry: reg, ShutdownTimeout: time.Second,
 		Logger: slog.New(slog.DiscardHandler), ID: id, Partitions: p})
 	if err != nil {
@@ -75,13 +78,14 @@ func newProcess(t *testing.T, db *pgxpool.Pool, id string) process {
 func (pr process) serve(t *testing.T, shard int) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	served := make(chan error, 1)
-	go func() { served <- pr.p.Serve(ctx, pr.c, shard) }()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		pr.p.Serve(ctx, pr.c, shard)
+	}()
 	return func() {
 		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve shard %d: %v", shard, err)
-		}
+		<-served
 	}
 }
 
@@ -142,7 +146,7 @@ func TestPartitionsRunAGuildsJobsWhereItsShardIsServed(t *testing.T) {
 	db := storetest.Pool(t)
 	a, b := newProcess(t, db, "process-a"), newProcess(t, db, "process-b")
 	for _, pr := range []process{a, b} {
-		if err := pr.p.SetShards(t.Context(), db, 2); err != nil {
+		if err := pr.p.SetShards(t.Context(), 2); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,7 +191,7 @@ func TestPartitionsLetAShardGoWithoutHoldingOthers(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
 	a := newProcess(t, db, "process-a")
-	if err := a.p.SetShards(t.Context(), db, 2); err != nil {
+	if err := a.p.SetShards(t.Context(), 2); err != nil {
 		t.Fatal(err)
 	}
 	stop0 := a.serve(t, 0)
@@ -219,7 +223,7 @@ func TestPartitionsSendJobsOfShardsPastTheCountBackToTheirLanes(t *testing.T) {
 	reg := work.NewRegistry()
 	work.Register(reg, guildWorker{})
 	lanes := work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1}
-	p := work.NewPartitions(lanes, slog.New(slog.DiscardHandler))
+	p := work.NewPartitions(db, lanes, slog.New(slog.DiscardHandler))
 	// Not started: the jobs stay where they are put.
 	c, err := work.NewClient(db, work.Options{Lanes: lanes, Registry: reg, Logger: slog.New(slog.DiscardHandler), Partitions: p})
 	if err != nil {
@@ -236,7 +240,7 @@ func TestPartitionsSendJobsOfShardsPastTheCountBackToTheirLanes(t *testing.T) {
 	if q := queueOf(early); q != string(work.Interactive) {
 		t.Fatalf("a job inserted before the shard count was known went to %q, want %q", q, work.Interactive)
 	}
-	if err := p.SetShards(t.Context(), db, 4); err != nil {
+	if err := p.SetShards(t.Context(), 4); err != nil {
 		t.Fatal(err)
 	}
 	past, kept := insert(t, c, guildOn(3, 4, 2)), insert(t, c, guildOn(1, 4, 3))
@@ -244,7 +248,7 @@ func TestPartitionsSendJobsOfShardsPastTheCountBackToTheirLanes(t *testing.T) {
 		t.Fatalf("a job of shard 3 of 4 went to %q", q)
 	}
 	// herald starts again with 2 shards.
-	if err := p.SetShards(t.Context(), db, 2); err != nil {
+	if err := p.SetShards(t.Context(), 2); err != nil {
 		t.Fatal(err)
 	}
 	if q := queueOf(past); q != string(work.Interactive) {
@@ -266,5 +270,75 @@ func TestLaneOfAShardsQueue(t *testing.T) {
 	// The low 22 bits (worker, process, increment) do not count.
 	if got := work.ShardOf(5<<22|(1<<22-1), 4); got != 1 {
 		t.Errorf("ShardOf = %d, want 1", got)
+	}
+}
+
+// logged is a slog handler that notes whether a message was logged.
+type logged struct {
+	slog.Handler
+	msg string
+	hit chan struct{}
+	mu  sync.Mutex
+}
+
+func (l *logged) Enabled(context.Context, slog.Level) bool { return true }
+
+func (l *logged) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if r.Message == l.msg && l.hit != nil {
+		close(l.hit)
+		l.hit = nil
+	}
+	return nil
+}
+
+// A shard served while Postgres cannot be reached does not fail: its
+// queues start once Postgres is back, and its guilds' jobs run here.
+func TestPartitionsStartAShardsQueuesOncePostgresIsBack(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(storetest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := tcpproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
+	db, err := pgxpool.New(t.Context(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	reg := work.NewRegistry()
+	work.Register(reg, guildWorker{})
+	lanes := work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1}
+	failed := &logged{Handler: slog.DiscardHandler, msg: "work: a shard's queue did not start; trying again", hit: make(chan struct{})}
+	p := work.NewPartitions(db, lanes, slog.New(failed))
+	c, err := work.NewClient(db, work.Options{Lanes: lanes, Registry: reg, ShutdownTimeout: time.Second,
+		Logger: slog.New(slog.DiscardHandler), ID: "process-a", Partitions: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { work.Stop(c, time.Second, time.Second) })
+	if err := p.SetShards(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Cut()
+	pr := process{id: "process-a", c: c, p: p}
+	defer pr.serve(t, 0)()
+	recv(t, failed.hit)
+	proxy.Restore()
+	var id int64
+	wait.Until(t, "Postgres back for inserts", func() bool {
+		res, err := c.Insert(t.Context(), guildArgs{Guild: guildOn(0, 2, 1)}, work.ForGuild(&river.InsertOpts{Queue: string(work.Interactive)}, guildOn(0, 2, 1)))
+		if err == nil {
+			id = res.Job.ID
+		}
+		return err == nil
+	})
+	if r := ranJobs(t, db, id)[id]; r.queue != "interactive-shard-0" || r.by != "process-a" {
+		t.Errorf("the job ran in %q on %q, want interactive-shard-0 on process-a", r.queue, r.by)
 	}
 }
