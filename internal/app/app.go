@@ -230,9 +230,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if len(a.registry.Kinds()) > 0 {
 		a.partitions = work.NewPartitions(a.pool, cfg.Lanes, log)
 	}
+	yield := work.NewYield(cfg.YieldAbove, cfg.YieldMax, reg, nil, nil)
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
-		Clock: cfg.Clock, ID: a.processID, Partitions: a.partitions,
+		Clock: cfg.Clock, ID: a.processID, Partitions: a.partitions, Yield: yield,
 	}); err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	a.dispatch = outbox.NewDispatcher(a.pool, a.river, log)
 	a.writer = outbox.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
-		Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
+		Yield: yield, Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err := a.listenInteractions(); err != nil {

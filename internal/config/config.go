@@ -46,6 +46,11 @@ type Config struct {
 	// JobTimeouts bound one attempt of a job, per lane; a job whose
 	// process died is run again soon after (see internal/work).
 	JobTimeouts work.LaneTimeouts
+	// YieldAbove is the rate of interactions a second this process
+	// receives above which jobs wait before they start, at most YieldMax
+	// (work.Yield); 0 never waits.
+	YieldAbove float64
+	YieldMax   time.Duration
 	// FastPathConns is the fast path's own pool: interactions never wait
 	// for a connection behind job workers.
 	FastPathConns int
@@ -338,6 +343,22 @@ var settings = []setting{
 	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *work.LaneWorkers) *int { return &l.Events }),
 	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *work.LaneWorkers) *int { return &l.Sync }),
 	workers("HERALD_WORKERS_BACKGROUND", "2", "decorative views; droppable", func(l *work.LaneWorkers) *int { return &l.Background }),
+	{Setting: Setting{Key: "HERALD_JOBS_YIELD_ABOVE", Default: "100", Help: "interactions a second this process receives above which jobs wait before they start, so answers go first (0: jobs never wait)", RunOnly: true}, parse: func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100000 {
+			return fmt.Errorf("must be a whole number from 0 to 100000, got %q", v)
+		}
+		c.YieldAbove = float64(n)
+		return nil
+	}},
+	{Setting: Setting{Key: "HERALD_JOBS_YIELD_MAX", Default: "2s", Help: "the longest a job waits for interactions to slow down below HERALD_JOBS_YIELD_ABOVE (100ms to 1m)", RunOnly: true}, parse: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond || d > time.Minute {
+			return fmt.Errorf("must be a duration from 100ms to 1m, got %q", v)
+		}
+		c.YieldMax = d
+		return nil
+	}},
 	{Setting: Setting{Key: "HERALD_JOB_TIMEOUT", Default: "interactive=1m,events=5m,sync=2m,background=2m", Help: "per lane, the longest one attempt of a job may run; a job whose process died runs again soon after (lane=duration,...; 1s to 15m)", RunOnly: true}, parse: func(c *Config, v string) error {
 		c.JobTimeouts = work.DefaultJobTimeouts
 		fields := map[string]*time.Duration{"interactive": &c.JobTimeouts.Interactive, "events": &c.JobTimeouts.Events,
@@ -438,7 +459,6 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// LogValue lets slog print a Config with every secret redacted.
 // TokenLife is how long Discord accepts an interaction's token, on
 // Discord's clock (TimeScale); 15 minutes unscaled or unset.
 func (c Config) TokenLife() time.Duration { return c.scaled(work.TokenLife) }
@@ -454,6 +474,7 @@ func (c Config) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * c.TimeScale)
 }
 
+// LogValue lets slog print a Config with every secret redacted.
 func (c Config) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("discord_token", c.DiscordToken.String()),
@@ -476,6 +497,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("db_fastpath_conns", c.FastPathConns),
 		slog.Int("db_jobs_conns", c.JobsConns),
 		slog.String("job_timeout", c.JobTimeouts.String()),
+		slog.Float64("jobs_yield_above", c.YieldAbove),
+		slog.Duration("jobs_yield_max", c.YieldMax),
 		slog.Int("discord_global_limit", c.GlobalLimit),
 		slog.Duration("circuit_reset", c.CircuitReset),
 		slog.Int("shard_count", c.ShardCount),

@@ -153,8 +153,8 @@ func TestSettingsDocumentEveryVariable(t *testing.T) {
 		}
 		seen[s.Key] = true
 	}
-	if len(seen) != 28 {
-		t.Errorf("got %d settings, want 28", len(seen))
+	if len(seen) != 30 {
+		t.Errorf("got %d settings, want 30", len(seen))
 	}
 }
 
@@ -369,6 +369,28 @@ func TestJobTimeouts(t *testing.T) {
 		base["HERALD_JOB_TIMEOUT"] = bad
 		if _, err := Load(env(base)); err == nil || !strings.Contains(err.Error(), "HERALD_JOB_TIMEOUT") {
 			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// Jobs give way to interactions above 100 a second for at most 2 s by
+// default; 0 turns it off; a bad rate or wait is reported.
+func TestJobsYield(t *testing.T) {
+	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
+	c, err := Load(env(base))
+	if err != nil || c.YieldAbove != 100 || c.YieldMax != 2*time.Second {
+		t.Fatalf("defaults: above %v, max %v, %v", c.YieldAbove, c.YieldMax, err)
+	}
+	base["HERALD_JOBS_YIELD_ABOVE"], base["HERALD_JOBS_YIELD_MAX"] = "0", "500ms"
+	if c, err = Load(env(base)); err != nil || c.YieldAbove != 0 || c.YieldMax != 500*time.Millisecond {
+		t.Errorf("set: above %v, max %v, %v", c.YieldAbove, c.YieldMax, err)
+	}
+	for key, bad := range map[string]string{"HERALD_JOBS_YIELD_ABOVE": "-1", "HERALD_JOBS_YIELD_MAX": "10ms"} {
+		for _, v := range []string{bad, "soon"} {
+			b := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1", key: v}
+			if _, err := Load(env(b)); err == nil || !strings.Contains(err.Error(), key) {
+				t.Errorf("%s=%q: %v", key, v, err)
+			}
 		}
 	}
 }

@@ -45,10 +45,13 @@ type Config struct {
 	// DB holds the work handlers enqueue, Writer writes it many
 	// interactions at a time, Dispatch moves it into River once answered,
 	// Jobs takes sync requests; Discord sends the answers.
-	DB         *pgxpool.Pool
-	Writer     *outbox.GroupWriter
-	Dispatch   *outbox.Dispatcher
-	Jobs       *work.Client
+	DB       *pgxpool.Pool
+	Writer   *outbox.GroupWriter
+	Dispatch *outbox.Dispatcher
+	Jobs     *work.Client
+	// Yield, when set, learns of each interaction, so jobs wait while
+	// they come fast.
+	Yield      *work.Yield
 	Discord    *rest.Client
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -90,6 +93,7 @@ func (f *FastPath) Handle(i *discordgo.Interaction) {
 // past Discord's 3 s, is not answered: answer is not called.
 func (f *FastPath) Serve(i *discordgo.Interaction, answer Answer) {
 	received := time.Now()
+	f.o.Yield.Arrived()
 	afterIdle := f.idle.firstAfter(received)
 	log := f.o.Logger.With("interaction_id", i.ID, "type", i.Type.String())
 	// After a RESUME Discord may deliver interactions it created before the

@@ -374,3 +374,25 @@ func tooOld(t *testing.T, via ingress) {
 		t.Error("the late delivery was not recognised")
 	}
 }
+
+// Every interaction counts toward the rate above which jobs give way:
+// at HERALD_JOBS_YIELD_ABOVE=1 a single click is a rush (more than a
+// quarter of an interaction in the 250 ms window), so the job it released
+// waits until the click's share of the sliding window is a quarter,
+// 437.5 ms after it arrived, then runs.
+func TestJobsGiveWayToInteractions(t *testing.T) { bothIngresses(t, jobsGiveWay) }
+
+func jobsGiveWay(t *testing.T, via ingress) {
+	h, f, msg := start(t, append(via.opts, heraldtest.WithEnv(map[string]string{"HERALD_JOBS_YIELD_ABOVE": "1"}))...)
+	clicked := time.Now()
+	h.As("dave").Click(msg, "desk:1:open")
+	if acked := <-f.worker.ran; !acked {
+		t.Fatal("the job ran before the interaction was answered")
+	}
+	if took := time.Since(clicked); took < 400*time.Millisecond {
+		t.Errorf("the click's job ran %s after the click; it should have given way for 437.5 ms", took)
+	}
+	if m := h.Metrics(); strings.Contains(m, "herald_jobs_yielded_total 0\n") || strings.Contains(m, "herald_jobs_yield_seconds_total 0\n") {
+		t.Errorf("no job gave way to the click:\n%s", grep(m, "herald_jobs_yield"))
+	}
+}

@@ -40,6 +40,9 @@ type Options struct {
 	// Partitions, when set, route each guild's jobs to the process
 	// serving its shard (partition.go).
 	Partitions *Partitions
+	// Yield, when set, holds jobs back while interactions arrive fast
+	// (yield.go).
+	Yield *Yield
 }
 
 // Client is the River client that inserts and works herald's jobs.
@@ -71,14 +74,19 @@ func Config(pool *pgxpool.Pool, o Options) *river.Config {
 	// not River's default hour, so a view job still fills its reply.
 	rescue := slices.Min([]time.Duration{backstop(o.Timeouts, Interactive), backstop(o.Timeouts, Events),
 		backstop(o.Timeouts, Sync), backstop(o.Timeouts, Background)})
+	// ordering is outermost but for Yield (River runs the first middleware
+	// first), so it sees errors as outcomes mapped them: a rate-limit
+	// snooze is no finish, a cancel for a missing target is. laneCalls is
+	// innermost: what it puts in the context reaches the worker. Yield
+	// comes before all, so a job waiting for the fast path has touched
+	// nothing yet.
+	var mw []rivertype.Middleware
+	if o.Yield != nil {
+		mw = append(mw, o.Yield)
+	}
+	mw = append(mw, &ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts}, &dueSoon{clock: o.Clock})
 	cfg := &river.Config{FetchCooldown: notifyCooldown, ID: o.ID, SoftStopTimeout: o.ShutdownTimeout, Logger: riverLogger(o.Logger), JobTimeout: rescue, RescueStuckJobsAfter: rescue,
-		ReindexerIndexNames: reindexed(),
-		// ordering is outermost (River runs the first middleware first), so
-		// it sees errors as outcomes mapped them: a rate-limit snooze is no
-		// finish, a cancel for a missing target is. laneCalls is innermost:
-		// what it puts in the context reaches the worker.
-		Middleware: []rivertype.Middleware{&ordering{db: pool}, &outcomes{metrics: newMetrics(o.Registerer, pool)}, &laneCalls{timeouts: o.Timeouts},
-			&dueSoon{clock: o.Clock}}}
+		ReindexerIndexNames: reindexed(), Middleware: mw}
 	if o.Partitions != nil {
 		cfg.Middleware = append(cfg.Middleware, o.Partitions)
 	}

@@ -1,0 +1,201 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/wait"
+	"github.com/herald-bot/herald/internal/work"
+)
+
+// fakeTime is a clock that moves only when told: each sleep of a waiting
+// job moves it by the sleep, and runs tick, so a test says what arrives
+// meanwhile.
+type fakeTime struct {
+	mu   sync.Mutex
+	t    time.Time
+	tick func()
+}
+
+func newFakeTime() *fakeTime { return &fakeTime{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)} }
+
+func (f *fakeTime) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeTime) advance(d time.Duration) {
+	f.mu.Lock()
+	f.t = f.t.Add(d)
+	f.mu.Unlock()
+}
+
+func (f *fakeTime) sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.advance(d)
+	if f.tick != nil {
+		f.tick()
+	}
+	return nil
+}
+
+// started runs y's middleware on a job and returns how long, on the fake
+// clock, the job waited before it started, and the middleware's error.
+func started(y *work.Yield, ft *fakeTime, ctx context.Context) (time.Duration, bool, error) {
+	begin := ft.now()
+	ran := false
+	var at time.Time
+	err := y.Work(ctx, &rivertype.JobRow{Kind: "test"}, func(context.Context) error {
+		ran, at = true, ft.now()
+		return nil
+	})
+	return at.Sub(begin), ran, err
+}
+
+func arrive(y *work.Yield, n int) {
+	for range n {
+		y.Arrived()
+	}
+}
+
+// Below the rate a job starts at once; at no rate at all (0) it never
+// waits, whatever arrives.
+func TestYieldLetsJobsStartAtOnceWhenQuiet(t *testing.T) {
+	ft := newFakeTime()
+	y := work.NewYield(100, 2*time.Second, nil, ft.now, ft.sleep)
+	arrive(y, 20) // 80 a second over the 250 ms window
+	if took, ran, err := started(y, ft, t.Context()); err != nil || !ran || took != 0 {
+		t.Fatalf("at 80 interactions a second, a job with a limit of 100 waited %s (ran %v, err %v); want it started at once", took, ran, err)
+	}
+	off := work.NewYield(0, 2*time.Second, nil, ft.now, ft.sleep)
+	arrive(off, 10000)
+	if off.Busy() {
+		t.Fatal("a Yield with no rate says it is busy")
+	}
+	if took, ran, err := started(off, ft, t.Context()); err != nil || !ran || took != 0 {
+		t.Fatalf("with yielding off a job waited %s (ran %v, err %v)", took, ran, err)
+	}
+}
+
+// A burst of interactions holds a job until the burst has slid out of the
+// window, far sooner than the longest wait.
+func TestYieldStartsJobsOnceInteractionsSlowDown(t *testing.T) {
+	ft := newFakeTime()
+	reg := prometheus.NewRegistry()
+	y := work.NewYield(100, 2*time.Second, reg, ft.now, ft.sleep)
+	arrive(y, 100) // 100 in one instant: 400 a second over 250 ms
+	if !y.Busy() {
+		t.Fatal("100 interactions in one instant with a limit of 100 a second: not busy")
+	}
+	took, ran, err := started(y, ft, t.Context())
+	if err != nil || !ran {
+		t.Fatalf("job did not start (err %v)", err)
+	}
+	// The sliding estimate, 100 × (1 − x/250 ms) for the previous window,
+	// falls to the limit's 25 at x = 187.5 ms into the next window.
+	if took < 400*time.Millisecond || took > 475*time.Millisecond {
+		t.Fatalf("job waited %s after a burst of 100; want 437.5 ms rounded up to the next 25 ms step", took)
+	}
+	if n := sample(t, reg, "herald_jobs_yielded_total", nil); n != 1 {
+		t.Fatalf("herald_jobs_yielded_total = %v, want 1", n)
+	}
+	if s := sample(t, reg, "herald_jobs_yield_seconds_total", nil); s < 0.4 || s > 0.475 {
+		t.Fatalf("herald_jobs_yield_seconds_total = %v, want the job's wait", s)
+	}
+	if n := sample(t, reg, "herald_jobs_yield_max_total", nil); n != 0 {
+		t.Fatalf("herald_jobs_yield_max_total = %v after a wait shorter than the max", n)
+	}
+}
+
+// Under a rush that does not end, a job waits the longest wait and then
+// starts: it is late, never starved.
+func TestYieldStartsJobsAfterTheLongestWait(t *testing.T) {
+	ft := newFakeTime()
+	reg := prometheus.NewRegistry()
+	y := work.NewYield(100, 2*time.Second, reg, ft.now, ft.sleep)
+	ft.tick = func() { arrive(y, 10) } // 10 every 25 ms step: 400 a second
+	arrive(y, 100)
+	took, ran, err := started(y, ft, t.Context())
+	if err != nil || !ran || took != 2*time.Second {
+		t.Fatalf("under 400 interactions a second the job waited %s (ran %v, err %v); want exactly the 2 s max", took, ran, err)
+	}
+	if n := sample(t, reg, "herald_jobs_yield_max_total", nil); n != 1 {
+		t.Fatalf("herald_jobs_yield_max_total = %v, want 1", n)
+	}
+	if n := sample(t, reg, "herald_jobs_yielding", nil); n != 0 {
+		t.Fatalf("herald_jobs_yielding = %v once the job started, want 0", n)
+	}
+}
+
+// A job whose context ends while it waits returns the context's error
+// without running, so River retries it.
+func TestYieldReturnsWhenTheJobIsCancelled(t *testing.T) {
+	ft := newFakeTime()
+	y := work.NewYield(100, 2*time.Second, nil, ft.now, ft.sleep)
+	ctx, cancel := context.WithCancel(t.Context())
+	ft.tick = func() { arrive(y, 10); cancel() }
+	arrive(y, 100)
+	if _, ran, err := started(y, ft, ctx); ran || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled while waiting: ran %v, err %v; want not run, context.Canceled", ran, err)
+	}
+}
+
+type yieldArgs struct{}
+
+func (yieldArgs) Kind() string { return "test_yield" }
+
+type yieldWorker struct {
+	river.WorkerDefaults[yieldArgs]
+	ran chan struct{}
+}
+
+func (w yieldWorker) Work(context.Context, *river.Job[yieldArgs]) error {
+	close(w.ran)
+	return nil
+}
+
+// Through herald's River client: a job fetched while interactions come
+// fast waits, holding its worker but not running, and runs once they
+// stop.
+func TestYieldHoldsJobsOfTheClient(t *testing.T) {
+	t.Parallel()
+	ft := newFakeTime()
+	reg := prometheus.NewRegistry()
+	y := work.NewYield(100, time.Hour, reg, ft.now, nil)
+	w := yieldWorker{ran: make(chan struct{})}
+	jobs := work.NewRegistry()
+	work.Register(jobs, w)
+	c, err := work.NewClient(storetest.Pool(t), work.Options{Lanes: work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1},
+		Registry: jobs, ShutdownTimeout: time.Second, Logger: slog.New(slog.DiscardHandler), Yield: y})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { work.Stop(c, time.Second, time.Second) })
+	arrive(y, 100)
+	if _, err := c.Insert(t.Context(), yieldArgs{}, &river.InsertOpts{Queue: string(work.Interactive)}); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, "the job to wait for the fast path", func() bool { return sample(t, reg, "herald_jobs_yielding", nil) == 1 })
+	select {
+	case <-w.ran:
+		t.Fatal("the job ran while interactions came at 400 a second")
+	default:
+	}
+	ft.advance(time.Second)
+	recv(t, w.ran)
+}
