@@ -131,6 +131,7 @@ type App struct {
 	// partitions route each guild's jobs to the process serving its
 	// shard; nil when this process works no jobs.
 	partitions *work.Partitions
+	yield      *work.Yield
 	dispatch   *outbox.Dispatcher
 	writer     *outbox.GroupWriter
 	registry   *work.Registry
@@ -230,10 +231,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if len(a.registry.Kinds()) > 0 {
 		a.partitions = work.NewPartitions(a.pool, cfg.Lanes, log)
 	}
-	yield := work.NewYield(cfg.YieldAbove, cfg.YieldMax, reg, nil, nil)
+	a.yield = work.NewYield(work.YieldOptions{Above: cfg.YieldAbove, Max: cfg.YieldMax, Registerer: reg})
 	if a.river, err = work.NewClient(a.pool, work.Options{
 		Lanes: cfg.Lanes, Timeouts: cfg.JobTimeouts, Registry: a.registry, ShutdownTimeout: cfg.ShutdownTimeout, Logger: log, Registerer: reg,
-		Clock: cfg.Clock, ID: a.processID, Partitions: a.partitions, Yield: yield,
+		Clock: cfg.Clock, ID: a.processID, Partitions: a.partitions, Yield: a.yield,
 	}); err != nil {
 		return nil, err
 	}
@@ -241,7 +242,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	a.dispatch = outbox.NewDispatcher(a.pool, a.river, log)
 	a.writer = outbox.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
-		Yield: yield, Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
+		Yield: a.yield, Discord: a.discord, Registerer: reg, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err := a.listenInteractions(); err != nil {
@@ -285,6 +286,9 @@ func newDiscord(cfg config.Config, log *slog.Logger, reg prometheus.Registerer, 
 // does. Discord delivers an interaction again after a RESUME; tests
 // replay one this way.
 func (a *App) Deliver(i *discordgo.Interaction) { a.fastPath.Handle(i) }
+
+// Yield is what holds jobs back while interactions rush.
+func (a *App) Yield() *work.Yield { return a.yield }
 
 // AdminAddr is the address the admin HTTP server listens on.
 func (a *App) AdminAddr() string { return a.adminLn.Addr().String() }

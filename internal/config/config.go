@@ -47,8 +47,8 @@ type Config struct {
 	// process died is run again soon after (see internal/work).
 	JobTimeouts work.LaneTimeouts
 	// YieldAbove is the rate of interactions a second this process
-	// receives above which jobs wait before they start, at most YieldMax
-	// (work.Yield); 0 never waits.
+	// receives above which jobs wait before they start while it is short
+	// of CPU, at most YieldMax (work.Yield); 0 never waits.
 	YieldAbove float64
 	YieldMax   time.Duration
 	// FastPathConns is the fast path's own pool: interactions never wait
@@ -343,7 +343,7 @@ var settings = []setting{
 	workers("HERALD_WORKERS_EVENTS", "10", "ticket lifecycle and webhook deliveries", func(l *work.LaneWorkers) *int { return &l.Events }),
 	workers("HERALD_WORKERS_SYNC", "5", "bring a saved object to its newest revision", func(l *work.LaneWorkers) *int { return &l.Sync }),
 	workers("HERALD_WORKERS_BACKGROUND", "2", "decorative views; droppable", func(l *work.LaneWorkers) *int { return &l.Background }),
-	{Setting: Setting{Key: "HERALD_JOBS_YIELD_ABOVE", Default: "100", Help: "interactions a second this process receives above which jobs wait before they start, so answers go first (0: jobs never wait)", RunOnly: true}, parse: func(c *Config, v string) error {
+	{Setting: Setting{Key: "HERALD_JOBS_YIELD_ABOVE", Default: "50", Help: "interactions a second this process receives above which jobs wait before they start while the process is short of CPU, so answers go first (0: jobs never wait)", RunOnly: true}, parse: func(c *Config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 100000 {
 			return fmt.Errorf("must be a whole number from 0 to 100000, got %q", v)

@@ -373,12 +373,12 @@ func TestJobTimeouts(t *testing.T) {
 	}
 }
 
-// Jobs give way to interactions above 100 a second for at most 2 s by
+// Jobs give way to interactions above 50 a second for at most 2 s by
 // default; 0 turns it off; a bad rate or wait is reported.
 func TestJobsYield(t *testing.T) {
 	base := map[string]string{"DISCORD_TOKEN": token, "DISCORD_APP_ID": "1"}
 	c, err := Load(env(base))
-	if err != nil || c.YieldAbove != 100 || c.YieldMax != 2*time.Second {
+	if err != nil || c.YieldAbove != 50 || c.YieldMax != 2*time.Second {
 		t.Fatalf("defaults: above %v, max %v, %v", c.YieldAbove, c.YieldMax, err)
 	}
 	base["HERALD_JOBS_YIELD_ABOVE"], base["HERALD_JOBS_YIELD_MAX"] = "0", "500ms"

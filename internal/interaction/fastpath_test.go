@@ -375,24 +375,24 @@ func tooOld(t *testing.T, via ingress) {
 	}
 }
 
-// Every interaction counts toward the rate above which jobs give way:
-// at HERALD_JOBS_YIELD_ABOVE=1 a single click is a rush (more than a
-// quarter of an interaction in the 250 ms window), so the job it released
-// waits until the click's share of the sliding window is a quarter,
-// 437.5 ms after it arrived, then runs.
-func TestJobsGiveWayToInteractions(t *testing.T) { bothIngresses(t, jobsGiveWay) }
+// Every interaction, from either ingress, counts toward the rate above
+// which jobs give way when the process is short of CPU: at
+// HERALD_JOBS_YIELD_ABOVE=1 a single click is a rush (more than a
+// quarter of an interaction in the 250 ms window), until it slides out.
+func TestInteractionsCountTowardARush(t *testing.T) { bothIngresses(t, countTowardARush) }
 
-func jobsGiveWay(t *testing.T, via ingress) {
+func countTowardARush(t *testing.T, via ingress) {
 	h, f, msg := start(t, append(via.opts, heraldtest.WithEnv(map[string]string{"HERALD_JOBS_YIELD_ABOVE": "1"}))...)
-	clicked := time.Now()
-	h.As("dave").Click(msg, "desk:1:open")
-	if acked := <-f.worker.ran; !acked {
-		t.Fatal("the job ran before the interaction was answered")
+	if h.App.Yield().Rush() {
+		t.Fatal("a rush before any interaction")
 	}
-	if took := time.Since(clicked); took < 400*time.Millisecond {
-		t.Errorf("the click's job ran %s after the click; it should have given way for 437.5 ms", took)
+	before := time.Now()
+	h.As("dave").Click(msg, "desk:1:open").Ack()
+	// The rush lasts 437.5 ms from the click's arrival; past 400 ms a
+	// slow machine may have seen it end.
+	if rush := h.App.Yield().Rush(); !rush && time.Since(before) < 400*time.Millisecond {
+		t.Fatal("a click answered less than 400 ms ago is no rush at 1 interaction a second")
 	}
-	if m := h.Metrics(); strings.Contains(m, "herald_jobs_yielded_total 0\n") || strings.Contains(m, "herald_jobs_yield_seconds_total 0\n") {
-		t.Errorf("no job gave way to the click:\n%s", grep(m, "herald_jobs_yield"))
-	}
+	<-f.worker.ran
+	h.Eventually("the click to slide out of the window", func() bool { return !h.App.Yield().Rush() })
 }

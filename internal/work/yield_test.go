@@ -64,41 +64,74 @@ func started(y *work.Yield, ft *fakeTime, ctx context.Context) (time.Duration, b
 	return at.Sub(begin), ran, err
 }
 
+// cpu is a stand-in for the runtime's scheduler: short or not.
+type cpu struct {
+	mu    sync.Mutex
+	short bool
+}
+
+func (c *cpu) set(short bool) {
+	c.mu.Lock()
+	c.short = short
+	c.mu.Unlock()
+}
+
+func (c *cpu) Short(time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.short
+}
+
+func newYield(ft *fakeTime, c *cpu, above float64, reg prometheus.Registerer) *work.Yield {
+	return work.NewYield(work.YieldOptions{Above: above, Max: 2 * time.Second, Registerer: reg, Now: ft.now, Sleep: ft.sleep, ShortOfCPU: c.Short})
+}
+
 func arrive(y *work.Yield, n int) {
 	for range n {
 		y.Arrived()
 	}
 }
 
-// Below the rate a job starts at once; at no rate at all (0) it never
-// waits, whatever arrives.
+// Below the rate a job starts at once, short of CPU or not; at no rate
+// at all (0) it never waits, whatever arrives.
 func TestYieldLetsJobsStartAtOnceWhenQuiet(t *testing.T) {
-	ft := newFakeTime()
-	y := work.NewYield(100, 2*time.Second, nil, ft.now, ft.sleep)
+	ft, c := newFakeTime(), &cpu{short: true}
+	y := newYield(ft, c, 100, nil)
 	arrive(y, 20) // 80 a second over the 250 ms window
 	if took, ran, err := started(y, ft, t.Context()); err != nil || !ran || took != 0 {
 		t.Fatalf("at 80 interactions a second, a job with a limit of 100 waited %s (ran %v, err %v); want it started at once", took, ran, err)
 	}
-	off := work.NewYield(0, 2*time.Second, nil, ft.now, ft.sleep)
+	off := newYield(ft, c, 0, nil)
 	arrive(off, 10000)
-	if off.Busy() {
-		t.Fatal("a Yield with no rate says it is busy")
+	if off.Rush() || off.Busy() {
+		t.Fatal("a Yield with no rate says it is in a rush")
 	}
 	if took, ran, err := started(off, ft, t.Context()); err != nil || !ran || took != 0 {
 		t.Fatalf("with yielding off a job waited %s (ran %v, err %v)", took, ran, err)
 	}
 }
 
-// A burst of interactions holds a job until the burst has slid out of the
-// window, far sooner than the longest wait.
-func TestYieldStartsJobsOnceInteractionsSlowDown(t *testing.T) {
-	ft := newFakeTime()
-	reg := prometheus.NewRegistry()
-	y := work.NewYield(100, 2*time.Second, reg, ft.now, ft.sleep)
-	arrive(y, 100) // 100 in one instant: 400 a second over 250 ms
-	if !y.Busy() {
-		t.Fatal("100 interactions in one instant with a limit of 100 a second: not busy")
+// A rush on a process with CPU to spare holds no job: a wait would leave
+// Discord's rate limits unused.
+func TestYieldLetsJobsStartInARushWithCPUToSpare(t *testing.T) {
+	ft, c := newFakeTime(), &cpu{}
+	y := newYield(ft, c, 100, nil)
+	arrive(y, 100)
+	if !y.Rush() {
+		t.Fatal("100 interactions in one instant with a limit of 100 a second: no rush")
 	}
+	if took, ran, err := started(y, ft, t.Context()); err != nil || !ran || took != 0 {
+		t.Fatalf("in a rush with CPU to spare a job waited %s (ran %v, err %v); want it started at once", took, ran, err)
+	}
+}
+
+// A burst that leaves the process short of CPU holds a job until the
+// burst has slid out of the window, far sooner than the longest wait.
+func TestYieldStartsJobsOnceTheRushEnds(t *testing.T) {
+	ft, c := newFakeTime(), &cpu{short: true}
+	reg := prometheus.NewRegistry()
+	y := newYield(ft, c, 100, reg)
+	arrive(y, 100) // 100 in one instant: 400 a second over 250 ms
 	took, ran, err := started(y, ft, t.Context())
 	if err != nil || !ran {
 		t.Fatalf("job did not start (err %v)", err)
@@ -120,12 +153,16 @@ func TestYieldStartsJobsOnceInteractionsSlowDown(t *testing.T) {
 }
 
 // Under a rush that does not end, a job waits the longest wait and then
-// starts: it is late, never starved.
+// starts: it is late, never starved. The rush stays busy though the
+// process shows CPU to spare once its jobs wait.
 func TestYieldStartsJobsAfterTheLongestWait(t *testing.T) {
-	ft := newFakeTime()
+	ft, c := newFakeTime(), &cpu{short: true}
 	reg := prometheus.NewRegistry()
-	y := work.NewYield(100, 2*time.Second, reg, ft.now, ft.sleep)
-	ft.tick = func() { arrive(y, 10) } // 10 every 25 ms step: 400 a second
+	y := newYield(ft, c, 100, reg)
+	ft.tick = func() {
+		arrive(y, 10) // 10 every 25 ms step: 400 a second
+		c.set(false)
+	}
 	arrive(y, 100)
 	took, ran, err := started(y, ft, t.Context())
 	if err != nil || !ran || took != 2*time.Second {
@@ -137,13 +174,20 @@ func TestYieldStartsJobsAfterTheLongestWait(t *testing.T) {
 	if n := sample(t, reg, "herald_jobs_yielding", nil); n != 0 {
 		t.Fatalf("herald_jobs_yielding = %v once the job started, want 0", n)
 	}
+	// The rush ended; the next one must be short of CPU again to hold jobs.
+	ft.tick = nil
+	ft.advance(time.Second)
+	arrive(y, 100)
+	if y.Busy() {
+		t.Fatal("a new rush with CPU to spare holds jobs because an earlier one was short")
+	}
 }
 
 // A job whose context ends while it waits returns the context's error
 // without running, so River retries it.
 func TestYieldReturnsWhenTheJobIsCancelled(t *testing.T) {
-	ft := newFakeTime()
-	y := work.NewYield(100, 2*time.Second, nil, ft.now, ft.sleep)
+	ft, c := newFakeTime(), &cpu{short: true}
+	y := newYield(ft, c, 100, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	ft.tick = func() { arrive(y, 10); cancel() }
 	arrive(y, 100)
@@ -173,7 +217,7 @@ func TestYieldHoldsJobsOfTheClient(t *testing.T) {
 	t.Parallel()
 	ft := newFakeTime()
 	reg := prometheus.NewRegistry()
-	y := work.NewYield(100, time.Hour, reg, ft.now, nil)
+	y := work.NewYield(work.YieldOptions{Above: 100, Max: time.Hour, Registerer: reg, Now: ft.now, ShortOfCPU: (&cpu{short: true}).Short})
 	w := yieldWorker{ran: make(chan struct{})}
 	jobs := work.NewRegistry()
 	work.Register(jobs, w)
