@@ -17,7 +17,6 @@ import (
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/store/storetest"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
-	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
@@ -63,15 +62,10 @@ func readyz(t *testing.T, addr string) (int, string) {
 // own, never by stopping the shared server.
 func TestReadyzFollowsDatabase(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(storetest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := tcpproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
+	dbURL, proxy := storetest.BehindProxy(t)
 
 	ctx, cancel := context.WithCancel(t.Context())
-	a, err := New(ctx, testConfig(t, u.String()), slog.New(slog.DiscardHandler))
+	a, err := New(ctx, testConfig(t, dbURL), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

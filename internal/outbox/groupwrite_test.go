@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/store/storetest"
-	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 	"github.com/herald-bot/herald/internal/work/worktest"
@@ -110,13 +108,8 @@ func TestGroupWriterAbandoned(t *testing.T) {
 // the fast path must answer within Discord's window and ask the ledger.
 func TestGroupWriterReturnsAtCallersDeadline(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(storetest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := tcpproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
-	pool, err := pgxpool.New(t.Context(), u.String())
+	dbURL, proxy := storetest.BehindProxy(t)
+	pool, err := pgxpool.New(t.Context(), dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package work_test
 import (
 	"context"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
-	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -297,13 +295,8 @@ func (l *logged) Handle(_ context.Context, r slog.Record) error {
 // queues start once Postgres is back, and its guilds' jobs run here.
 func TestPartitionsStartAShardsQueuesOncePostgresIsBack(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(storetest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := tcpproxy.Start(t, u.Host)
-	u.Host = proxy.Addr()
-	db, err := pgxpool.New(t.Context(), u.String())
+	dbURL, proxy := storetest.BehindProxy(t)
+	db, err := pgxpool.New(t.Context(), dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}

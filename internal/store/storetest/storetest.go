@@ -5,12 +5,14 @@ package storetest
 import (
 	"context"
 	"log/slog"
+	"net/url"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/store"
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
+	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 )
 
 // Migrated is migrated once per test process and cloned for each test.
@@ -40,4 +42,18 @@ func Pool(t testing.TB) *pgxpool.Pool {
 func URL(t testing.TB) string {
 	t.Helper()
 	return pgtest.URLFrom(t, Migrated)
+}
+
+// BehindProxy returns the URL of a new, fully migrated database owned by
+// t, reached through a TCP proxy of the test's own, which cuts it off on
+// demand without stopping the shared server.
+func BehindProxy(t testing.TB) (string, *tcpproxy.Proxy) {
+	t.Helper()
+	u, err := url.Parse(URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := tcpproxy.Start(t, u.Host)
+	u.Host = proxy.Addr()
+	return u.String(), proxy
 }
