@@ -76,8 +76,8 @@ func (s *sessions) get(shard int) *gateway.Session {
 
 // serveShard is what this process does with a shard while it holds the
 // shard's lease: work the jobs of its guilds and keep its gateway session
-// open. A fatal close (a rejected
-// token, an intent the application lacks) stops herald.
+// open. A fatal close (a rejected token, an intent the application lacks)
+// stops herald.
 func (a *App) serveShard(rt http.RoundTripper, count int, answer *gateway.Answer, pacer gateway.Pacer) cluster.ServeFunc {
 	return func(ctx context.Context, shard int) error {
 		if a.partitions != nil {

@@ -49,8 +49,8 @@ type Config struct {
 	Writer   *outbox.GroupWriter
 	Dispatch *outbox.Dispatcher
 	Jobs     *work.Client
-	// Yield, when set, learns of each interaction, so jobs wait while
-	// they come fast.
+	// Yield, when set, learns of each interaction, so jobs wait while a
+	// rush of them leaves the process short of CPU.
 	Yield      *work.Yield
 	Discord    *rest.Client
 	Registerer prometheus.Registerer

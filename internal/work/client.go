@@ -40,8 +40,8 @@ type Options struct {
 	// Partitions, when set, route each guild's jobs to the process
 	// serving its shard (partition.go).
 	Partitions *Partitions
-	// Yield, when set, holds jobs back while interactions arrive fast
-	// (yield.go).
+	// Yield, when set, holds jobs back while a rush of interactions has
+	// left the process short of CPU (yield.go).
 	Yield *Yield
 }
 

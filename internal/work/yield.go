@@ -19,8 +19,8 @@ import (
 // late. A process with CPU to spare never holds a job: a wait would
 // leave Discord's rate limits unused, which no later speed gives back
 // (holding role changes whenever clicks came faster than 100 a second
-// cost `herald bench rolemenu` 1.36x the least time at the median,
-// against 1.00x). It is River's worker middleware, outermost: a waiting
+// cost `herald bench rolemenu` 1.36-1.38x the least time at the
+// median, against 1.00x). It is River's worker middleware, outermost: a waiting
 // job holds its worker (River fetches no more than the lane's workers)
 // and has touched nothing yet.
 type Yield struct {
