@@ -195,13 +195,10 @@ func (p *Partitions) start(ctx context.Context, c *Client, q string, cfg river.Q
 	}
 	err := c.Queues().Add(q, cfg)
 	if err == nil {
-		var started bool
-		if err = p.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_queue WHERE name = $1 AND updated_at >= $2)`, q, before).Scan(&started); err == nil && !started {
-			err = errors.New("its producer did not start")
-		}
-		if err == nil {
-			return nil
-		}
+		err = p.stamped(ctx, q, before)
+	}
+	if err == nil {
+		return nil
 	}
 	rctx, cancel := context.WithTimeout(ctx, addRetry)
 	defer cancel()
@@ -210,6 +207,18 @@ func (p *Partitions) start(ctx context.Context, c *Client, q string, cfg river.Q
 		return errors.Join(err, rerr)
 	}
 	return err
+}
+
+// stamped is nil when queue q's producer stamped its row since before.
+func (p *Partitions) stamped(ctx context.Context, q string, before time.Time) error {
+	var ok bool
+	if err := p.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM river_queue WHERE name = $1 AND updated_at >= $2)`, q, before).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("its producer did not start")
+	}
+	return nil
 }
 
 // remove takes queue q off c once its running jobs are done.

@@ -53,7 +53,7 @@ func (f *fakeTime) sleep(ctx context.Context, d time.Duration) error {
 
 // started runs y's middleware on a job and returns how long, on the fake
 // clock, the job waited before it started, and the middleware's error.
-func started(y *work.Yield, ft *fakeTime, ctx context.Context) (time.Duration, bool, error) {
+func started(ctx context.Context, y *work.Yield, ft *fakeTime) (time.Duration, bool, error) {
 	begin := ft.now()
 	ran := false
 	var at time.Time
@@ -98,7 +98,7 @@ func TestYieldLetsJobsStartAtOnceWhenQuiet(t *testing.T) {
 	ft, c := newFakeTime(), &cpu{short: true}
 	y := newYield(ft, c, 100, nil)
 	arrive(y, 20) // 80 a second over the 250 ms window
-	if took, ran, err := started(y, ft, t.Context()); err != nil || !ran || took != 0 {
+	if took, ran, err := started(t.Context(), y, ft); err != nil || !ran || took != 0 {
 		t.Fatalf("at 80 interactions a second, a job with a limit of 100 waited %s (ran %v, err %v); want it started at once", took, ran, err)
 	}
 	off := newYield(ft, c, 0, nil)
@@ -106,7 +106,7 @@ func TestYieldLetsJobsStartAtOnceWhenQuiet(t *testing.T) {
 	if off.Rush() || off.Busy() {
 		t.Fatal("a Yield with no rate says it is in a rush")
 	}
-	if took, ran, err := started(off, ft, t.Context()); err != nil || !ran || took != 0 {
+	if took, ran, err := started(t.Context(), off, ft); err != nil || !ran || took != 0 {
 		t.Fatalf("with yielding off a job waited %s (ran %v, err %v)", took, ran, err)
 	}
 }
@@ -120,7 +120,7 @@ func TestYieldLetsJobsStartInARushWithCPUToSpare(t *testing.T) {
 	if !y.Rush() {
 		t.Fatal("100 interactions in one instant with a limit of 100 a second: no rush")
 	}
-	if took, ran, err := started(y, ft, t.Context()); err != nil || !ran || took != 0 {
+	if took, ran, err := started(t.Context(), y, ft); err != nil || !ran || took != 0 {
 		t.Fatalf("in a rush with CPU to spare a job waited %s (ran %v, err %v); want it started at once", took, ran, err)
 	}
 }
@@ -132,7 +132,7 @@ func TestYieldStartsJobsOnceTheRushEnds(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	y := newYield(ft, c, 100, reg)
 	arrive(y, 100) // 100 in one instant: 400 a second over 250 ms
-	took, ran, err := started(y, ft, t.Context())
+	took, ran, err := started(t.Context(), y, ft)
 	if err != nil || !ran {
 		t.Fatalf("job did not start (err %v)", err)
 	}
@@ -164,7 +164,7 @@ func TestYieldStartsJobsAfterTheLongestWait(t *testing.T) {
 		c.set(false)
 	}
 	arrive(y, 100)
-	took, ran, err := started(y, ft, t.Context())
+	took, ran, err := started(t.Context(), y, ft)
 	if err != nil || !ran || took != 2*time.Second {
 		t.Fatalf("under 400 interactions a second the job waited %s (ran %v, err %v); want exactly the 2 s max", took, ran, err)
 	}
@@ -191,7 +191,7 @@ func TestYieldReturnsWhenTheJobIsCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	ft.tick = func() { arrive(y, 10); cancel() }
 	arrive(y, 100)
-	if _, ran, err := started(y, ft, ctx); ran || !errors.Is(err, context.Canceled) {
+	if _, ran, err := started(ctx, y, ft); ran || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled while waiting: ran %v, err %v; want not run, context.Canceled", ran, err)
 	}
 }
