@@ -280,6 +280,22 @@ func (s *Server) commandID(g *guild, name string, rq *request) string {
 	return s.st.ids.next(rq.now)
 }
 
+// Unanswered returns the ids among ids not yet acknowledged, in order, an
+// unknown id among them. It renders nothing and takes the world's lock
+// once, so a load generator can poll it while answers still come in
+// without taking the CPU and the lock from them, as Interaction would.
+func (s *Server) Unanswered(ids []string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, id := range ids {
+		if in, ok := s.st.interactions[id]; !ok || !in.acked {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // Interaction reports whether and how an interaction was acknowledged.
 func (s *Server) Interaction(id string) (InteractionStatus, bool) {
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -181,5 +182,20 @@ func TestCallbackValidation(t *testing.T) {
 	wantStatus(t, w.Do("POST", callbackPath(in), modal), 204)
 	if st := w.Interaction(in.ID); !st.Acked || st.AckType != 9 {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestUnansweredListsTheInteractionsStillOut(t *testing.T) {
+	w := newWorld(t)
+	a, b, c := w.command(t), w.command(t), w.command(t)
+	wantStatus(t, w.Do("POST", callbackPath(b), map[string]any{"type": 5}), 204)
+	got := w.Unanswered([]string{a.ID, b.ID, c.ID, "404"})
+	if want := []string{a.ID, c.ID, "404"}; !slices.Equal(got, want) {
+		t.Fatalf("unanswered %v, want %v (an unknown id stays out)", got, want)
+	}
+	wantStatus(t, w.Do("POST", callbackPath(a), map[string]any{"type": 5}), 204)
+	wantStatus(t, w.Do("POST", callbackPath(c), map[string]any{"type": 5}), 204)
+	if got := w.Unanswered(got); !slices.Equal(got, []string{"404"}) {
+		t.Fatalf("unanswered %v after the answers", got)
 	}
 }
