@@ -239,7 +239,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 		return nil, err
 	}
 	inserter.Bind(a.river)
-	a.dispatch = outbox.NewDispatcher(a.pool, a.river, log)
+	a.dispatch = outbox.NewDispatcher(a.pool, a.river, log, a.yield.Busy)
 	a.writer = outbox.NewGroupWriter(a.fastPool)
 	if a.fastPath, err = interaction.NewFastPath(interaction.Config{Mux: mux, Catalog: a.catalog, DB: a.fastPool, Writer: a.writer, Dispatch: a.dispatch, Jobs: a.river,
 		Yield: a.yield, Discord: a.discord, Registerer: reg, Logger: log}); err != nil {

@@ -72,7 +72,7 @@ func newHeraldRig(ctx context.Context, dbURL string, workers int, rec *recorder)
 		r.jobs.Close()
 		return nil, err
 	}
-	r.dispatch = outbox.NewDispatcher(r.jobs, r.client, log)
+	r.dispatch = outbox.NewDispatcher(r.jobs, r.client, log, nil)
 	r.writer = outbox.NewGroupWriter(r.fast)
 	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.stopLoops = cancel

@@ -18,9 +18,15 @@ import (
 // dispatchBatch at once, waiting at most dispatchLinger for company; rows
 // whose hold passed unreleased (their process died, or an answer failed)
 // are swept every dispatchSweep, by whichever process gets there first.
+//
+// While the process is busy with a rush of interactions its jobs wait
+// (work.Yield), so a row moved at once would only wait in River instead:
+// the dispatcher then lingers busyLinger, and one River insert and one
+// COMMIT carry a tenth of a second of interactions instead of a few.
 const (
 	dispatchBatch   = 200
 	dispatchLinger  = 2 * time.Millisecond
+	busyLinger      = 100 * time.Millisecond
 	dispatchSweep   = 500 * time.Millisecond
 	dispatchTimeout = 5 * time.Second
 )
@@ -31,12 +37,22 @@ type Dispatcher struct {
 	db       *pgxpool.Pool
 	jobs     *work.Client
 	log      *slog.Logger
+	busy     func() bool
 	released chan int64
+	// dispatchBatch, dispatchLinger and busyLinger; tests change them.
+	most           int
+	linger, lazily time.Duration
 }
 
-// NewDispatcher returns a dispatcher inserting into jobs through db.
-func NewDispatcher(db *pgxpool.Pool, jobs *work.Client, log *slog.Logger) *Dispatcher {
-	return &Dispatcher{db: db, jobs: jobs, log: log, released: make(chan int64, 4*dispatchBatch)}
+// NewDispatcher returns a dispatcher inserting into jobs through db;
+// busy (nil: never) reports whether the process's jobs wait for a rush
+// to pass, as work.Yield's Busy does.
+func NewDispatcher(db *pgxpool.Pool, jobs *work.Client, log *slog.Logger, busy func() bool) *Dispatcher {
+	if busy == nil {
+		busy = func() bool { return false }
+	}
+	return &Dispatcher{db: db, jobs: jobs, log: log, busy: busy, released: make(chan int64, 4*dispatchBatch),
+		most: dispatchBatch, linger: dispatchLinger, lazily: busyLinger}
 }
 
 // Release hands outbox rows whose interaction was answered to the
@@ -70,12 +86,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 }
 
 // batch collects released rows for one move: first, and those that
-// arrive within dispatchLinger, up to dispatchBatch.
+// arrive within the linger, up to the batch's bound.
 func (d *Dispatcher) batch(first int64) []int64 {
 	ids := []int64{first}
-	linger := time.NewTimer(dispatchLinger)
+	wait := d.linger
+	if d.busy() {
+		wait = d.lazily
+	}
+	linger := time.NewTimer(wait)
 	defer linger.Stop()
-	for len(ids) < dispatchBatch {
+	for len(ids) < d.most {
 		select {
 		case id := <-d.released:
 			ids = append(ids, id)
@@ -121,7 +141,7 @@ func (d *Dispatcher) moveTx(ctx context.Context, ids []int64) (moved int, err er
 				SELECT id FROM interaction_outbox
 				WHERE CASE WHEN $1::bigint[] IS NULL THEN release_at <= now() ELSE id = ANY($1) END
 				ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-			RETURNING jobs`, ids, dispatchBatch)
+			RETURNING jobs`, ids, d.most)
 		if err != nil {
 			return err
 		}

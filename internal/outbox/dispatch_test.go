@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -55,7 +57,7 @@ func TestDispatcherMovesEachRowOnce(t *testing.T) {
 	pool := storetest.Pool(t)
 	w := worktest.NewCounter(8)
 	c := worktest.Started(t, pool, func(r *work.Registry) { work.Register(r, w) })
-	d := outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler))
+	d := outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler), nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
@@ -111,10 +113,46 @@ func TestDispatchersRaceForOverdueRows(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for range 2 {
-		go outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler)).Run(ctx)
+		go outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler), nil).Run(ctx)
 	}
 	wait.Until(t, "the outbox to empty", func() bool { _, outbox := jobCount(t, pool); return outbox == 0 })
 	if jobs, _ := jobCount(t, pool); jobs != 20 {
 		t.Errorf("%d jobs from 20 rows", jobs)
 	}
+}
+
+// While the process is busy with a rush its jobs wait anyway, so the
+// dispatcher lingers for more rows and moves them in one transaction; a
+// row released when the process is not busy moves at once.
+func TestDispatcherLingersWhileTheProcessIsBusy(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	c := worktest.Client(t, pool, func(r *work.Registry) { work.Register(r, worktest.NewCounter(8)) })
+	var busy atomic.Bool
+	busy.Store(true)
+	d := outbox.NewDispatcher(pool, c, slog.New(slog.DiscardHandler), busy.Load)
+	outbox.SetBatch(d, 2, time.Millisecond, time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go d.Run(ctx)
+	transactions := func() (jobs, txs int) {
+		pool.QueryRow(t.Context(), `SELECT count(*), count(DISTINCT xmin::text) FROM river_job WHERE kind = 'test_count'`).Scan(&jobs, &txs)
+		return jobs, txs
+	}
+	job := func(n int) river.InsertManyParams {
+		return river.InsertManyParams{Args: worktest.CountArgs{N: n}, InsertOpts: &river.InsertOpts{Queue: string(work.Interactive)}}
+	}
+	d.Release(enqueued(t, pool, "busy-1", job(1)))
+	time.Sleep(50 * time.Millisecond) // far past the linger of a process that is not busy
+	if jobs, _ := transactions(); jobs != 0 {
+		t.Fatalf("%d jobs moved while the dispatcher should linger", jobs)
+	}
+	d.Release(enqueued(t, pool, "busy-2", job(2)))
+	wait.Until(t, "the busy batch moved", func() bool { jobs, _ := transactions(); return jobs == 2 })
+	if _, txs := transactions(); txs != 1 {
+		t.Errorf("the two rows released while busy moved in %d transactions, want 1", txs)
+	}
+	busy.Store(false)
+	d.Release(enqueued(t, pool, "quiet", job(3)))
+	wait.Until(t, "the row released when not busy moved alone", func() bool { jobs, _ := transactions(); return jobs == 3 })
 }
