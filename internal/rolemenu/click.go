@@ -108,6 +108,12 @@ func (w *clickWorker) Work(ctx context.Context, j *river.Job[clickArgs]) error {
 			work.ForGuild(&river.InsertOpts{Queue: string(work.Interactive)}, a.GuildID)); err != nil {
 			return err
 		}
+		// River's completion statement, left to itself, is planned anew
+		// on every call, and the planning costs more than the update:
+		// the generic plan is the same primary-key lookup.
+		if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return fmt.Errorf("rolemenu: complete the click job: %w", err)
+		}
 		_, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, j)
 		return err
 	})
