@@ -41,7 +41,7 @@ type Dispatcher struct {
 	released chan int64
 	// dispatchBatch, dispatchLinger and busyLinger; tests change them.
 	most           int
-	linger, lazily time.Duration
+	linger, lingerBusy time.Duration
 }
 
 // NewDispatcher returns a dispatcher inserting into jobs through db;
@@ -52,7 +52,7 @@ func NewDispatcher(db *pgxpool.Pool, jobs *work.Client, log *slog.Logger, busy f
 		busy = func() bool { return false }
 	}
 	return &Dispatcher{db: db, jobs: jobs, log: log, busy: busy, released: make(chan int64, 4*dispatchBatch),
-		most: dispatchBatch, linger: dispatchLinger, lazily: busyLinger}
+		most: dispatchBatch, linger: dispatchLinger, lingerBusy: busyLinger}
 }
 
 // Release hands outbox rows whose interaction was answered to the
@@ -91,7 +91,7 @@ func (d *Dispatcher) batch(first int64) []int64 {
 	ids := []int64{first}
 	wait := d.linger
 	if d.busy() {
-		wait = d.lazily
+		wait = d.lingerBusy
 	}
 	linger := time.NewTimer(wait)
 	defer linger.Stop()

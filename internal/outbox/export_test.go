@@ -15,5 +15,5 @@ func Queued(g *GroupWriter) int { return len(g.queue) }
 // SetBatch sets the most rows of one of d's moves and how long it lingers
 // for them, when the process is busy and when it is not.
 func SetBatch(d *Dispatcher, most int, linger, busy time.Duration) {
-	d.most, d.linger, d.lazily = most, linger, busy
+	d.most, d.linger, d.lingerBusy = most, linger, busy
 }
