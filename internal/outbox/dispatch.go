@@ -40,7 +40,7 @@ type Dispatcher struct {
 	busy     func() bool
 	released chan int64
 	// dispatchBatch, dispatchLinger and busyLinger; tests change them.
-	most           int
+	most               int
 	linger, lingerBusy time.Duration
 }
 
