@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strings"
 
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/config"
@@ -50,6 +51,24 @@ func loadConfig(e env, load func(config.Lookup) (config.Config, error)) (config.
 	return cfg, logging.New(e.stderr, cfg.LogFormat, cfg.LogLevel), true
 }
 
+// warnUnread names each HERALD_ variable `herald run` does not read: a
+// misspelt setting would otherwise leave its default in force without a
+// word. Its value is never logged.
+func warnUnread(log *slog.Logger, e env) {
+	if e.environ == nil {
+		return
+	}
+	var names []string
+	for _, kv := range e.environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "HERALD_") {
+			names = append(names, name)
+		}
+	}
+	for _, name := range config.Unread(names, app.Settings()...) {
+		log.Warn("herald reads no such variable; it is ignored (herald run --help lists the settings)", "var", name)
+	}
+}
+
 func cmdRun(ctx context.Context, args []string, e env) int {
 	fs := newFlagSet("run", "Runs the bot until SIGINT or SIGTERM, then shuts down gracefully.")
 	if ok, code := parseFlags(fs, args, e); !ok {
@@ -59,6 +78,7 @@ func cmdRun(ctx context.Context, args []string, e env) int {
 	if !ok {
 		return exitFail
 	}
+	warnUnread(log, e)
 	a, err := app.New(ctx, cfg, log)
 	if err == nil {
 		err = a.Run(ctx)

@@ -17,7 +17,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv})
+	code := run(ctx, os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, environ: os.Environ})
 	stop()
 	os.Exit(code)
 }
@@ -27,6 +27,8 @@ func main() {
 type env struct {
 	stdout, stderr io.Writer
 	lookup         config.Lookup
+	// environ lists the variables set (os.Environ; nil: none to check).
+	environ func() []string
 }
 
 // Exit codes: 0 success, 1 the command failed, 2 it was called wrongly,

@@ -150,9 +150,15 @@ func TestRunStopsOnSignal(t *testing.T) {
 			v, ok := map[string]string{"DISCORD_TOKEN": "run-secret-token", "DATABASE_URL": db,
 				"HERALD_DISCORD_API": s.URL + "/api/v10", "HERALD_AUTO_MIGRATE": "true", "HERALD_HTTP_ADDR": "127.0.0.1:0"}[k]
 			return v, ok
+		}, environ: func() []string {
+			return []string{"PATH=/bin", "HERALD_HTTP_ADDR=127.0.0.1:0", "HERALD_JOB_TIMEOUTS=interactive=secret-ish"}
 		}})
 	}()
 	waitLog(t, &logs, "gateway ready")
+	// A misspelt setting is named, its value not; set ones are not named.
+	if l := logs.String(); !strings.Contains(l, "var=HERALD_JOB_TIMEOUTS") || strings.Contains(l, "secret-ish") || strings.Contains(l, "var=HERALD_HTTP_ADDR") {
+		t.Errorf("the logs must warn of HERALD_JOB_TIMEOUTS alone, without its value:\n%s", l)
+	}
 	cancel()
 	if c := <-code; c != 0 || !strings.Contains(logs.String(), "herald stopped") {
 		t.Fatalf("run = %d\n%s", c, logs.String())

@@ -71,18 +71,7 @@ var errPortTaken = errors.New("a port was taken")
 // children once ran at 50 requests a second of global limit, not the
 // 2,000 they were given as HERALD_GLOBAL_LIMIT).
 func unread(env map[string]string, listen []string) error {
-	known := map[string]bool{}
-	for _, s := range config.Settings(app.Settings()...) {
-		known[s.Key] = true
-	}
-	var unknown []string
-	for _, k := range slices.Concat(slices.Collect(maps.Keys(env)), listen) {
-		if !known[k] {
-			unknown = append(unknown, k)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
+	if unknown := config.Unread(slices.Concat(slices.Collect(maps.Keys(env)), listen), app.Settings()...); len(unknown) > 0 {
 		return fmt.Errorf("bench: herald reads no %s", strings.Join(unknown, ", "))
 	}
 	return nil

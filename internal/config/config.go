@@ -446,6 +446,25 @@ func load(lookup Lookup, run bool, vars []Declared) (Config, error) {
 	return c, nil
 }
 
+// Unread returns, sorted, the names among names that Load does not read
+// given vars. herald ignores such a variable, so a misspelt setting
+// (HERALD_JOB_TIMEOUTS for HERALD_JOB_TIMEOUT) would leave the default
+// in force without a word.
+func Unread(names []string, vars ...Declared) []string {
+	known := map[string]bool{}
+	for _, s := range all(vars) {
+		known[s.Key] = true
+	}
+	var out []string
+	for _, n := range names {
+		if !known[n] {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Error lists every configuration problem found by Load.
 type Error struct{ Problems []error }
 

@@ -434,3 +434,16 @@ func TestDiscordTimeScale(t *testing.T) {
 		}
 	}
 }
+
+// Unread names what Load would ignore: a misspelt setting, once each, in
+// order; herald's own settings and a feature's vars are read.
+func TestUnread(t *testing.T) {
+	greeting := Var[string]{Setting: Setting{Key: "HERALD_EXAMPLE_GREETING", Default: "hello"}, Parse: func(v string) (string, error) { return v, nil }}
+	names := []string{"HERALD_JOB_TIMEOUTS", "DISCORD_TOKEN", "HERALD_JOB_TIMEOUT", "HERALD_EXAMPLE_GREETING", "HERALD_GLOBAL_LIMIT", "HERALD_JOB_TIMEOUTS"}
+	if got, want := Unread(names, greeting), []string{"HERALD_GLOBAL_LIMIT", "HERALD_JOB_TIMEOUTS"}; !slices.Equal(got, want) {
+		t.Errorf("Unread = %v, want %v", got, want)
+	}
+	if got := Unread(names); !slices.Contains(got, "HERALD_EXAMPLE_GREETING") {
+		t.Errorf("Unread without the feature's var = %v, want it to name HERALD_EXAMPLE_GREETING", got)
+	}
+}
