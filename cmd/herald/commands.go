@@ -65,7 +65,7 @@ func warnUnread(log *slog.Logger, e env) {
 		}
 	}
 	for _, name := range config.Unread(names, app.Settings()...) {
-		log.Warn("herald reads no such variable; it is ignored (herald run --help lists the settings)", "var", name)
+		log.Warn("herald reads no such variable; it is ignored (herald --help lists the settings)", "var", name)
 	}
 }
 
