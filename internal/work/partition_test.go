@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -271,26 +272,6 @@ func TestLaneOfAShardsQueue(t *testing.T) {
 	}
 }
 
-// logged is a slog handler that notes whether a message was logged.
-type logged struct {
-	slog.Handler
-	msg string
-	hit chan struct{}
-	mu  sync.Mutex
-}
-
-func (l *logged) Enabled(context.Context, slog.Level) bool { return true }
-
-func (l *logged) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if r.Message == l.msg && l.hit != nil {
-		close(l.hit)
-		l.hit = nil
-	}
-	return nil
-}
-
 // A shard served while Postgres cannot be reached does not fail: its
 // queues start once Postgres is back, and its guilds' jobs run here.
 func TestPartitionsStartAShardsQueuesOncePostgresIsBack(t *testing.T) {
@@ -304,8 +285,8 @@ func TestPartitionsStartAShardsQueuesOncePostgresIsBack(t *testing.T) {
 	reg := work.NewRegistry()
 	work.Register(reg, guildWorker{})
 	lanes := work.LaneWorkers{Interactive: 1, Events: 1, Sync: 1, Background: 1}
-	failed := &logged{Handler: slog.DiscardHandler, msg: "work: a shard's queue did not start; trying again", hit: make(chan struct{})}
-	p := work.NewPartitions(db, lanes, slog.New(failed))
+	var logs logbuf.Buffer
+	p := work.NewPartitions(db, lanes, slog.New(slog.NewTextHandler(&logs, nil)))
 	c, err := work.NewClient(db, work.Options{Lanes: lanes, Registry: reg, ShutdownTimeout: time.Second,
 		Logger: slog.New(slog.DiscardHandler), ID: "process-a", Partitions: p})
 	if err != nil {
@@ -321,7 +302,7 @@ func TestPartitionsStartAShardsQueuesOncePostgresIsBack(t *testing.T) {
 	proxy.Cut()
 	pr := process{id: "process-a", c: c, p: p}
 	defer pr.serve(t, 0)()
-	recv(t, failed.hit)
+	wait.Until(t, "the failed start logged", func() bool { return strings.Contains(logs.String(), "a shard's queue did not start") })
 	proxy.Restore()
 	var id int64
 	wait.Until(t, "Postgres back for inserts", func() bool {
