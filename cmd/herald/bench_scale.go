@@ -104,6 +104,9 @@ func printScale(w io.Writer, res bench.ScaleResult) {
 			c.c.MissedDeadline, c.c.Busy, c.c.Interactions-c.c.MissedDeadline, c.c.Applied, c.c.Lost, c.c.Doubled)
 	}
 	fmt.Fprintf(w, "  HTTP: %.0f/s sent, answered within 3 s at %.0f/s (first click to last answer); answers by process %v\n", in.HTTP.SentRPS, in.HTTP.AnsweredRPS, in.AnsweredByProcess)
+	f := in.HTTPFloor
+	fmt.Fprintf(w, "  HTTP floor (stock discordgo handlers, nothing kept, same front): %.0f/s sent, answered at %.0f/s, p99 %.2f ms, %d missed; herald %.3f× the floor\n",
+		f.SentRPS, f.AnsweredRPS, f.P99MS, f.MissedDeadline, in.HTTPOverFloor)
 	fmt.Fprintf(w, "  click jobs by process %v, drained %.1fs after the last burst\n", in.JobsByProcess, in.DrainSeconds)
 	fmt.Fprintf(w, "  kill -9 of one process mid-burst: every shard served again after %.2fs\n", in.Kill.ShardsBackSeconds)
 }

@@ -38,6 +38,11 @@ type ScaleInteractions struct {
 	Gateway ScaleClicks `json:"gateway"`
 	HTTP    ScaleClicks `json:"http"`
 	Kill    ScaleKill   `json:"kill"`
+	// HTTPFloor is the HTTP burst answered by stock discordgo handlers
+	// behind the same front (floorEndpoints), before any other burst;
+	// HTTPOverFloor is herald's answered rate over the floor's.
+	HTTPFloor     ScaleFloor `json:"http_floor"`
+	HTTPOverFloor float64    `json:"http_over_floor"`
 	// JobsByProcess counts the click jobs each process completed, all
 	// bursts together (River's attempted_by).
 	JobsByProcess []int `json:"jobs_by_process"`
@@ -71,6 +76,12 @@ type ScaleClicks struct {
 	ids     []string
 	clicked map[string]string // interaction id → guild/member/role
 	roles   map[string]bool   // the role ids of the burst's button
+}
+
+// ScaleFloor is a burst answered by handlers that keep nothing.
+type ScaleFloor struct {
+	AnsweredRPS float64 `json:"answered_rps"`
+	Latency
 }
 
 // ScaleKill is the burst during which one process was killed with SIGKILL.
@@ -176,27 +187,29 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	}
 	clicker := &clicks{w: w, guilds: guilds, menus: menus}
 
+	// The baseline first, while the processes are idle: the same HTTP
+	// burst, answered by stock discordgo handlers that keep nothing.
+	floor, stopFloor, err := floorEndpoints(w, o.Processes)
+	if err != nil {
+		return res, err
+	}
+	floorClicks, _, err := clicker.overHTTP(floor, o.HTTPRate, o.Burst)
+	stopFloor()
+	if err != nil {
+		return res, fmt.Errorf("the floor: %w", err)
+	}
+	res.HTTPFloor = ScaleFloor{AnsweredRPS: floorClicks.AnsweredRPS, Latency: floorClicks.Latency}
+
 	res.Gateway, err = clicker.burst(0, o.GatewayRate, o.Burst, nil)
 	if err != nil {
 		return res, err
 	}
-	front, answered, err := roundRobinFront(endpoints)
+	res.HTTP, res.AnsweredByProcess, err = clicker.overHTTP(endpoints, o.HTTPRate, o.Burst)
 	if err != nil {
 		return res, err
 	}
-	defer front.Close()
-	if err := w.sim.SetInteractionsEndpoint(front.URL); err != nil {
-		return res, fmt.Errorf("interactions endpoint: %w", err)
-	}
-	res.HTTP, err = clicker.burst(1, o.HTTPRate, o.Burst, nil)
-	if err != nil {
-		return res, err
-	}
-	for _, n := range answered {
-		res.AnsweredByProcess = append(res.AnsweredByProcess, int(n.Load()))
-	}
-	if err := w.sim.SetInteractionsEndpoint(""); err != nil {
-		return res, err
+	if res.HTTPFloor.AnsweredRPS > 0 {
+		res.HTTPOverFloor = res.HTTP.AnsweredRPS / res.HTTPFloor.AnsweredRPS
 	}
 
 	// The kill: the first process goes halfway through the burst; the
@@ -356,6 +369,29 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 	return res, nil
 }
 
+// overHTTP clicks the HTTP burst's button rate times a second for d
+// through a round-robin front before endpoints, and counts the answers
+// each endpoint gave.
+func (c *clicks) overHTTP(endpoints []string, rate int, d time.Duration) (ScaleClicks, []int, error) {
+	front, answered, err := roundRobinFront(endpoints)
+	if err != nil {
+		return ScaleClicks{}, nil, err
+	}
+	defer front.Close()
+	if err := c.w.sim.SetInteractionsEndpoint(front.URL); err != nil {
+		return ScaleClicks{}, nil, fmt.Errorf("interactions endpoint: %w", err)
+	}
+	res, err := c.burst(1, rate, d, nil)
+	if err != nil {
+		return res, nil, err
+	}
+	var by []int
+	for _, n := range answered {
+		by = append(by, int(n.Load()))
+	}
+	return res, by, c.w.sim.SetInteractionsEndpoint("")
+}
+
 // answeredRate is the clicks among ids answered within Discord's 3 s
 // over the time from the first click's creation to the last such answer.
 func answeredRate(w *world, ids []string) float64 {
@@ -455,7 +491,7 @@ func jobsByProcess(ctx context.Context, dbURL string) ([]int, error) {
 // roundRobinFront is a load balancer before the processes' interactions
 // endpoints, as a deployment puts one before them; answered counts the
 // answers each gave.
-func roundRobinFront(endpoints []string) (*frontServer, []*atomic.Int64, error) {
+func roundRobinFront(endpoints []string) (*loopbackServer, []*atomic.Int64, error) {
 	var targets []*url.URL
 	answered := make([]*atomic.Int64, len(endpoints))
 	for i, e := range endpoints {
@@ -482,7 +518,7 @@ func roundRobinFront(endpoints []string) (*frontServer, []*atomic.Int64, error) 
 		Transport:  &http.Transport{MaxIdleConnsPerHost: 512},
 		BufferPool: &copyBuffers{},
 	}
-	f, err := startFront(proxy)
+	f, err := serveLoopback(proxy)
 	return f, answered, err
 }
 
@@ -499,20 +535,20 @@ func (b *copyBuffers) Get() []byte {
 
 func (b *copyBuffers) Put(buf []byte) { b.pool.Put(&buf) }
 
-// frontServer serves the front on a loopback port.
-type frontServer struct {
+// loopbackServer serves an interactions endpoint on a loopback port.
+type loopbackServer struct {
 	URL string
 	srv *http.Server
 }
 
-func startFront(h http.Handler) (*frontServer, error) {
+func serveLoopback(h http.Handler) (*loopbackServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	f := &frontServer{URL: "http://" + ln.Addr().String() + "/interactions", srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}}
+	f := &loopbackServer{URL: "http://" + ln.Addr().String() + "/interactions", srv: &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}}
 	go f.srv.Serve(ln)
 	return f, nil
 }
 
-func (f *frontServer) Close() { f.srv.Close() }
+func (f *loopbackServer) Close() { f.srv.Close() }

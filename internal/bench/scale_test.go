@@ -94,6 +94,13 @@ func TestScaleInteractionsRun(t *testing.T) {
 	if h := res.HTTP; h.AnsweredRPS <= 0 || h.AnsweredRPS > h.SentRPS*1.01 {
 		t.Errorf("HTTP answered at %.1f/s, sent at %.1f/s: answers cannot come back faster than the clicks went out", h.AnsweredRPS, h.SentRPS)
 	}
+	// The baseline ran the same burst through the same front.
+	if f := res.HTTPFloor; f.Interactions != res.HTTP.Interactions || f.MissedDeadline != 0 || f.AnsweredRPS <= 0 || f.AnsweredRPS > f.SentRPS*1.01 {
+		t.Errorf("the HTTP floor: %+v", f)
+	}
+	if want := res.HTTP.AnsweredRPS / res.HTTPFloor.AnsweredRPS; res.HTTPOverFloor != want {
+		t.Errorf("herald over the floor %.3f, want %.3f", res.HTTPOverFloor, want)
+	}
 	if len(res.AnsweredByProcess) != 2 || res.AnsweredByProcess[0] == 0 || res.AnsweredByProcess[1] == 0 {
 		t.Errorf("HTTP answers by process %v: the front should reach both", res.AnsweredByProcess)
 	}
