@@ -16,7 +16,8 @@ import (
 func scaleSuite() suite {
 	return newSuite("scale", "several herald processes on one token: shared limits, shards, HTTP interactions, a kill -9",
 		"Sends the transport bursts through 1, 2 and 3 cluster members sharing the bot's limits through Postgres, beside one engine alone and 3 members with buckets of their own; "+
-			"then runs --processes `herald run` processes on one simulator and measures role-menu clicks over the gateway and over HTTP through a round-robin front, "+
+			"then runs --processes `herald run` processes on one simulator and measures role-menu clicks over the gateway and over HTTP through a round-robin front "+
+			"(beside the same HTTP burst answered by stock discordgo handlers that keep nothing, the floor), "+
 			"and a burst during which one process is killed with SIGKILL.",
 		func(fs *flag.FlagSet) func(context.Context, env) (bench.ScaleResult, error) {
 			burst := fs.String("burst", "all", "transport bursts: mixed, global, global-binds, all or none")

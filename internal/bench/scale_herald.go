@@ -102,13 +102,13 @@ type ScaleOptions struct {
 	Env map[string]string
 }
 
-// clickRoles are the menu's roles, one per burst, so each member clicks
-// each burst's button at most once.
-var clickRoles = []string{"gateway", "http", "kill"}
+// clickRoles are the menu's roles, one per burst (the floor's too), so
+// each member clicks each burst's button at most once.
+var clickRoles = []string{"gateway", "http", "kill", "floor"}
 
 // RunScaleInteractions starts o.Processes `herald run` processes (herald
 // returns the command) on one simulator and dbURL, and measures the click
-// bursts. The member-role and member-read buckets and the global limit
+// bursts, the HTTP one beside its floor (floorEndpoints). The member-role and member-read buckets and the global limit
 // are raised so the clicks' work drains in seconds: Discord's limits are
 // the transport bursts' business, the clicks are the fast path's and the
 // jobs'.
@@ -193,7 +193,7 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	if err != nil {
 		return res, err
 	}
-	floorClicks, _, err := clicker.overHTTP(floor, o.HTTPRate, o.Burst)
+	floorClicks, _, err := clicker.overHTTP(floor, 3, o.HTTPRate, o.Burst)
 	stopFloor()
 	if err != nil {
 		return res, fmt.Errorf("the floor: %w", err)
@@ -204,7 +204,7 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	if err != nil {
 		return res, err
 	}
-	res.HTTP, res.AnsweredByProcess, err = clicker.overHTTP(endpoints, o.HTTPRate, o.Burst)
+	res.HTTP, res.AnsweredByProcess, err = clicker.overHTTP(endpoints, 1, o.HTTPRate, o.Burst)
 	if err != nil {
 		return res, err
 	}
@@ -369,10 +369,9 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 	return res, nil
 }
 
-// overHTTP clicks the HTTP burst's button rate times a second for d
-// through a round-robin front before endpoints, and counts the answers
-// each endpoint gave.
-func (c *clicks) overHTTP(endpoints []string, rate int, d time.Duration) (ScaleClicks, []int, error) {
+// overHTTP is burst through a round-robin front before endpoints; it
+// also counts the answers each endpoint gave.
+func (c *clicks) overHTTP(endpoints []string, button, rate int, d time.Duration) (ScaleClicks, []int, error) {
 	front, answered, err := roundRobinFront(endpoints)
 	if err != nil {
 		return ScaleClicks{}, nil, err
@@ -381,7 +380,7 @@ func (c *clicks) overHTTP(endpoints []string, rate int, d time.Duration) (ScaleC
 	if err := c.w.sim.SetInteractionsEndpoint(front.URL); err != nil {
 		return ScaleClicks{}, nil, fmt.Errorf("interactions endpoint: %w", err)
 	}
-	res, err := c.burst(1, rate, d, nil)
+	res, err := c.burst(button, rate, d, nil)
 	if err != nil {
 		return res, nil, err
 	}
