@@ -260,14 +260,20 @@ func ackRun(ctx context.Context, rps int, d time.Duration, h handler) (Latency, 
 		ids = append(ids, in.ID)
 	}
 	sent := float64(n) / time.Since(start).Seconds()
-	// Until every click is answered or has had its 3 seconds; what is
-	// still out then counts as missed.
+	awaitAnswers(w, ids)
+	return acks(w, ids, sent), nil
+}
+
+// awaitAnswers returns once every interaction among ids is answered or
+// has had Discord's 3 seconds; what is still out then is a miss. The
+// last answers come in meanwhile, so each poll asks only for those still
+// out, and renders nothing.
+func awaitAnswers(w *world, ids []string) {
 	out := ids
 	_ = until(3500*time.Millisecond, "every click answered", func() bool {
 		out = w.sim.Unanswered(out)
 		return len(out) == 0
 	})
-	return acks(w, ids, sent), nil
 }
 
 // acks reads how the simulator saw interactions answered: latencies, the

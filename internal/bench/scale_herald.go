@@ -356,14 +356,7 @@ func (c *clicks) burst(button, rate int, d time.Duration, mid func()) (ScaleClic
 		res.clicked[in.ID] = g.ID + "/" + member.ID + "/" + g.Roles[button].ID
 	}
 	sent := float64(n) / time.Since(start).Seconds()
-	// Until every click is answered or has had its 3 seconds. The last
-	// answers come in meanwhile, so the poll asks only for those still
-	// out, and renders nothing.
-	out := res.ids
-	until(3500*time.Millisecond, "every click answered", func() bool {
-		out = c.w.sim.Unanswered(out)
-		return len(out) == 0
-	})
+	awaitAnswers(c.w, res.ids)
 	res.Latency = acks(c.w, res.ids, sent)
 	res.AnsweredRPS = answeredRate(c.w, res.ids)
 	return res, nil
