@@ -154,9 +154,8 @@ func New(t testing.TB, opts ...Option) *Herald {
 		"HERALD_IDENTIFY_WINDOW":     simtest.IdentifyWindow.String(),
 		"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "4", "HERALD_WORKERS_SYNC": "2", "HERALD_WORKERS_BACKGROUND": "1",
 		// Tests share one Postgres (100 connections) with every package
-		// running beside them, some three tests at a time
-		// (pgtest.MainWaiting).
-		"HERALD_DB_FASTPATH_CONNS": "4", "HERALD_DB_JOBS_CONNS": "4",
+		// running beside them.
+		"HERALD_DB_FASTPATH_CONNS": "4",
 	}
 	for k, v := range o.env {
 		env[k] = v

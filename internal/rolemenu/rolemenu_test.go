@@ -15,7 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.MainWaiting(m, 3) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // fixture: an Admins role that may manage roles, colour roles below the
 // bot, a dangerous Staff role below it, and a Boss role above it.

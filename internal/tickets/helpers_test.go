@@ -15,7 +15,7 @@ import (
 	"github.com/herald-bot/herald/internal/testsupport/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.MainWaiting(m, 3) }
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // fixture: an admin who may manage the server, a Helpers support role
 // with sam and tess in it, a #help channel for panels and a #ticket-log.

@@ -23,10 +23,8 @@ package pgtest
 
 import (
 	"context"
-	"flag"
 	"log/slog"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -58,23 +56,6 @@ type Template struct {
 // it: func TestMain(m *testing.M) { pgtest.Main(m) }
 func Main(m *testing.M) {
 	os.Exit(proc.run(m))
-}
-
-// MainWaiting is Main for a package whose tests mostly wait rather than
-// compute (on the simulator's clocks, which run in real time as
-// Discord's do): it runs n of them at once unless -test.parallel is
-// given. go test's default, GOMAXPROCS, left 2 cores four-fifths idle
-// through the tickets package. Each test's herald holds about a dozen of
-// the shared server's 100 connections, and two packages run at once:
-// keep n at 3.
-func MainWaiting(m *testing.M, n int) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(n))
-	}
-	Main(m)
 }
 
 // URL returns the URL of a new, empty database owned by this test, dropped in
