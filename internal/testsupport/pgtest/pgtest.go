@@ -51,15 +51,16 @@ type Template struct {
 	Setup func(ctx context.Context, url string) error
 }
 
-// Main runs the tests, then drops this process's template databases and stops
-// the throwaway cluster if one was started. Every package using pgtest calls
+// Main runs the tests, then waits for their databases' drops, drops this
+// process's template databases and stops the throwaway cluster if one was
+// started; a failed drop fails the run. Every package using pgtest calls
 // it: func TestMain(m *testing.M) { pgtest.Main(m) }
 func Main(m *testing.M) {
 	os.Exit(proc.run(m))
 }
 
-// URL returns the URL of a new, empty database owned by this test, dropped in
-// t.Cleanup.
+// URL returns the URL of a new, empty database owned by this test, dropped
+// once the test ends (Main waits for the drop).
 func URL(t testing.TB) string {
 	t.Helper()
 	return newDatabase(t, nil)
@@ -90,13 +91,7 @@ func newDatabase(t testing.TB, tpl *Template) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		defer cancel()
-		if err := proc.dropDatabase(ctx, name); err != nil {
-			t.Error(err)
-		}
-	})
+	t.Cleanup(func() { proc.dropLater(name) })
 	return url
 }
 

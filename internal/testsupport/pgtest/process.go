@@ -20,6 +20,7 @@ import (
 type process struct {
 	resolver pgserver.Resolver
 	seq      atomic.Uint64
+	drops    sync.WaitGroup // dropLater's drops under way
 
 	mu        sync.Mutex
 	inMain    bool
@@ -29,6 +30,7 @@ type process struct {
 	admin     *pgxpool.Pool
 	cluster   *pgserver.Cluster
 	templates map[string]*template
+	dropErrs  []error
 }
 
 // template is one Template's database, prepared at most once.
@@ -116,6 +118,29 @@ func (p *process) dropDatabase(ctx context.Context, name string) error {
 	return nil
 }
 
+// dropLater drops a test's database in the background: a drop takes
+// 0.2 s on an idle server and longer on a busy one, which the next test
+// need not wait for. waitDrops waits for every drop and returns their
+// errors.
+func (p *process) dropLater(name string) {
+	p.drops.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if err := p.dropDatabase(ctx, name); err != nil {
+			p.mu.Lock()
+			p.dropErrs = append(p.dropErrs, err)
+			p.mu.Unlock()
+		}
+	})
+}
+
+func (p *process) waitDrops() error {
+	p.drops.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return errors.Join(p.dropErrs...)
+}
+
 // template returns the name of tpl's database, creating and setting it up if
 // this is the process's first use of tpl.Name. Concurrent callers wait for
 // the one setup.
@@ -160,12 +185,12 @@ func (p *process) prepare(ctx context.Context, tpl *Template) (string, error) {
 	return name, nil
 }
 
-// shutdown drops the templates, closes the admin pool and removes the
-// throwaway cluster.
+// shutdown waits for the tests' drops, drops the templates, closes the
+// admin pool and removes the throwaway cluster.
 func (p *process) shutdown(ctx context.Context) error {
+	errs := []error{p.waitDrops()}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var errs []error
 	if p.admin != nil {
 		for _, tp := range p.templates {
 			if tp.name == "" {

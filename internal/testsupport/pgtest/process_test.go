@@ -109,8 +109,13 @@ func TestProcessOnThrowawayCluster(t *testing.T) {
 		t.Fatalf("clone of the template on the throwaway cluster: %v", err)
 	}
 	conn.Close(t.Context())
-	if err := p.dropDatabase(t.Context(), name); err != nil {
+	p.dropLater(name)
+	if err := p.waitDrops(); err != nil {
 		t.Fatal(err)
+	}
+	var left int
+	if err := p.admin.QueryRow(t.Context(), "SELECT count(*) FROM pg_database WHERE datname = $1", name).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("database %s after its drop: %d left (%v), want none", name, left, err)
 	}
 	if err := p.shutdown(t.Context()); err != nil {
 		t.Fatal(err)
