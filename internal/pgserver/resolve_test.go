@@ -3,7 +3,6 @@ package pgserver_test
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,19 +14,6 @@ import (
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// unreachableURL points at a port that was just free, so connecting is
-// refused at once.
-func unreachableURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "postgres://postgres:sekret@" + addr + "/postgres?sslmode=disable"
-}
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
@@ -46,7 +32,7 @@ func TestResolveHonoursDatabaseURL(t *testing.T) {
 	want := pgtest.URL(t)
 	r := pgserver.Resolver{
 		Getenv:       env(map[string]string{"DATABASE_URL": want}),
-		DefaultURL:   unreachableURL(t),
+		DefaultURL:   pgtest.RefusedURL(t),
 		ProbeTimeout: 5 * time.Second,
 		StartCluster: noCluster(t),
 	}
@@ -62,7 +48,7 @@ func TestResolveHonoursDatabaseURL(t *testing.T) {
 func TestResolveUnreachableDatabaseURLFailsWithoutPassword(t *testing.T) {
 	t.Parallel()
 	r := pgserver.Resolver{
-		Getenv:       env(map[string]string{"DATABASE_URL": unreachableURL(t)}),
+		Getenv:       env(map[string]string{"DATABASE_URL": pgtest.RefusedURL(t)}),
 		DefaultURL:   pgserver.DefaultURL,
 		ProbeTimeout: 5 * time.Second,
 		StartCluster: noCluster(t),
@@ -98,7 +84,7 @@ func TestResolveStartsClusterFromPath(t *testing.T) {
 	want := &pgserver.Cluster{} // its URL names port 0
 	r := pgserver.Resolver{
 		Getenv:       env(map[string]string{"PATH": bin}),
-		DefaultURL:   unreachableURL(t),
+		DefaultURL:   pgtest.RefusedURL(t),
 		ProbeTimeout: 5 * time.Second,
 		StartCluster: func(_ context.Context, dir string) (*pgserver.Cluster, error) {
 			started = dir
@@ -118,7 +104,7 @@ func TestResolveWithoutPostgresSaysHowToInstall(t *testing.T) {
 	t.Parallel()
 	r := pgserver.Resolver{
 		Getenv:       env(map[string]string{"PATH": ""}),
-		DefaultURL:   unreachableURL(t),
+		DefaultURL:   pgtest.RefusedURL(t),
 		BinGlobs:     nil,
 		ProbeTimeout: 5 * time.Second,
 		StartCluster: noCluster(t),

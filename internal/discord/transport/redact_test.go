@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/herald-bot/herald/internal/freeport"
 )
 
 // A failed connection never puts a token in an error or a log line. The
@@ -20,12 +22,11 @@ import (
 func TestNetworkErrorsNeverShowTokens(t *testing.T) {
 	t.Parallel()
 	const token = "secret-token-4f1d"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	refusing, release, err := freeport.Refusing()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := ln.Addr().String()
-	ln.Close() // connecting there is refused
+	t.Cleanup(release)
 	tests := []struct {
 		name, path string
 		fault      string // refused, dropped, timeout
@@ -75,7 +76,7 @@ func TestNetworkErrorsNeverShowTokens(t *testing.T) {
 				Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
 					if tc.fault == "refused" {
 						req = req.Clone(req.Context())
-						req.URL.Host = closed
+						req.URL.Host = refusing
 					}
 					return client.Do(req)
 				})})

@@ -30,6 +30,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/herald-bot/herald/internal/freeport"
 	"github.com/herald-bot/herald/internal/pgserver"
 )
 
@@ -120,4 +121,16 @@ func (p *process) run(m interface{ Run() int }) int {
 		}
 	}
 	return code
+}
+
+// RefusedURL is a Postgres URL, with a password, on a loopback port that
+// refuses every connection until the test ends.
+func RefusedURL(t testing.TB) string {
+	t.Helper()
+	addr, release, err := freeport.Refusing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return "postgres://postgres:sekret@" + addr + "/postgres?sslmode=disable"
 }

@@ -3,7 +3,6 @@ package pgtest
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,19 +14,6 @@ import (
 
 	"github.com/herald-bot/herald/internal/pgserver"
 )
-
-// unreachableURL points at a port that was just free, so connecting is
-// refused at once.
-func unreachableURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "postgres://postgres:sekret@" + addr + "/postgres?sslmode=disable"
-}
 
 // noCluster fails the test if the resolver tries to start a cluster.
 func noCluster(t *testing.T) func(context.Context, string) (*pgserver.Cluster, error) {
@@ -47,7 +33,7 @@ func TestServerIsResolvedOncePerProcess(t *testing.T) {
 			}
 			return ""
 		},
-		DefaultURL:   unreachableURL(t),
+		DefaultURL:   RefusedURL(t),
 		ProbeTimeout: 5 * time.Second,
 		StartCluster: noCluster(t),
 	})
@@ -82,7 +68,7 @@ func TestProcessOnThrowawayCluster(t *testing.T) {
 	p := newProcess(pgserver.Resolver{
 		Getenv:       func(k string) string { return map[string]string{"PATH": os.Getenv("PATH")}[k] },
 		BinGlobs:     []string{pgserver.BinGlob},
-		DefaultURL:   unreachableURL(t),
+		DefaultURL:   RefusedURL(t),
 		ProbeTimeout: 5 * time.Second,
 		StartCluster: func(context.Context, string) (*pgserver.Cluster, error) { return c, nil },
 	})
