@@ -30,7 +30,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// Lease is how long a process and its shards stay its own without a
 	// renewal: how soon a dead process's shards move. Every is how often
-	// leases are renewed and shards rebalanced. Defaults: 5 s and 1 s.
+	// leases are renewed and shards rebalanced, under a third of Lease.
+	// Defaults: 5 s and 1 s.
 	Lease, Every time.Duration
 	// OnLive, when set, hears how many processes are live and this one's
 	// rank among them (0 the oldest) each time either changes: the REST
@@ -84,8 +85,8 @@ func Join(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Every <= 0 {
 		o.Every = time.Second
 	}
-	if o.Every >= o.Lease {
-		return nil, fmt.Errorf("cluster: renewing every %s cannot keep a lease of %s", o.Every, o.Lease)
+	if 3*o.Every >= o.Lease {
+		return nil, fmt.Errorf("cluster: renewing every %s cannot keep a lease of %s: renew at least three times a lease", o.Every, o.Lease)
 	}
 	host := o.Host
 	if host == "" {

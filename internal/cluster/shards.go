@@ -36,14 +36,16 @@ func (c *Cluster) Shards(ctx context.Context, count int, serve ServeFunc) error 
 	for {
 		// The lease runs from before the renewal was sent: Postgres's
 		// now() is later, so this process stops serving before the lease
-		// it wrote can expire.
+		// it wrote can expire. It looks once a tick, so past Lease-2*Every
+		// it stops within Lease-Every when ticks come on time, leaving
+		// one Every for a tick that comes late on a busy machine.
 		began := time.Now()
 		err := s.balance(ctx)
 		switch {
 		case err == nil:
 			renewed = began
 		case ctx.Err() != nil:
-		case time.Since(renewed) > c.o.Lease-c.o.Every:
+		case time.Since(renewed) > c.o.Lease-2*c.o.Every:
 			c.o.Logger.WarnContext(ctx, "cluster: leases not renewed in time; stopping this process's shards", "err", err)
 			s.stopAll()
 		default:
