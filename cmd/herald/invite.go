@@ -8,7 +8,6 @@ import (
 	"github.com/herald-bot/herald/internal/app"
 	"github.com/herald-bot/herald/internal/config"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 func cmdInvite(ctx context.Context, args []string, e env) int {
@@ -25,7 +24,7 @@ func cmdInvite(ctx context.Context, args []string, e env) int {
 	if err != nil {
 		return failed(log, "herald cannot check the token", err)
 	}
-	catalog, err := i18n.New(locales.FS)
+	catalog, err := i18n.Shipped()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "herald invite: %v\n", err)
 		return exitFail

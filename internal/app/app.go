@@ -42,7 +42,6 @@ import (
 	"github.com/herald-bot/herald/internal/tickets"
 	"github.com/herald-bot/herald/internal/webhookproxy"
 	"github.com/herald-bot/herald/internal/work"
-	"github.com/herald-bot/herald/locales"
 )
 
 // Version is herald's version, set at build time with
@@ -191,7 +190,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, extra ...feat
 	if a.migrator, err = store.NewMigrator(a.pool, log); err != nil {
 		return nil, err
 	}
-	if a.catalog, err = i18n.New(locales.FS); err != nil {
+	if a.catalog, err = i18n.Shipped(); err != nil {
 		return nil, err
 	}
 	all := append(Features(), extra...)

@@ -13,7 +13,6 @@ import (
 	"github.com/herald-bot/herald/internal/discord/rest"
 	"github.com/herald-bot/herald/internal/feature"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 // RegisterCommands bulk-overwrites herald's application commands — the
@@ -40,7 +39,7 @@ func RegisterCommands(ctx context.Context, cfg config.Config, log *slog.Logger, 
 
 // declaredCommands are herald's features' commands, localized.
 func declaredCommands() ([]*discordgo.ApplicationCommand, error) {
-	catalog, err := i18n.New(locales.FS)
+	catalog, err := i18n.Shipped()
 	if err != nil {
 		return nil, err
 	}

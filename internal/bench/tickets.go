@@ -12,7 +12,6 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 // TicketsResult is what `herald bench tickets --json` prints. Times are
@@ -307,7 +306,7 @@ type closes struct {
 }
 
 func (res *TicketsResult) closes(w *world, g sim.FixtureResult) (*closes, error) {
-	cat, err := i18n.New(locales.FS)
+	cat, err := i18n.Shipped()
 	if err != nil {
 		return nil, err
 	}

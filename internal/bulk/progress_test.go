@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 func testAction(t *testing.T, locale string) *action {
 	t.Helper()
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

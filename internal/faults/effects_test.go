@@ -22,7 +22,6 @@ import (
 	"github.com/herald-bot/herald/internal/outbox"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
-	"github.com/herald-bot/herald/locales"
 )
 
 // actID is the button members click in the fault tests.
@@ -232,7 +231,7 @@ func refusal(t *testing.T, key string) string {
 	return c.For("", "en-US").T(key, nil)
 }
 
-var catalog = sync.OnceValues(func() (*i18n.Catalog, error) { return i18n.New(locales.FS) })
+var catalog = i18n.Shipped
 
 // drainTimeout bounds the wait for the last jobs: a process killed while
 // River's leader leaves its lease for 15 s, the next leader's rescuer

@@ -12,12 +12,11 @@ import (
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/interaction"
 	"github.com/herald-bot/herald/internal/work"
-	"github.com/herald-bot/herald/locales"
 )
 
 func kit(t *testing.T) Kit {
 	t.Helper()
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

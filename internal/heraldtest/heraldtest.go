@@ -36,7 +36,6 @@ import (
 	"github.com/herald-bot/herald/internal/testsupport/logbuf"
 	"github.com/herald-bot/herald/internal/testsupport/tcpproxy"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
-	"github.com/herald-bot/herald/locales"
 )
 
 // Herald is one herald under test.
@@ -164,7 +163,7 @@ func New(t testing.TB, opts ...Option) *Herald {
 	if err != nil {
 		t.Fatalf("heraldtest: %v", err)
 	}
-	catalog, err := i18n.New(locales.FS)
+	catalog, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

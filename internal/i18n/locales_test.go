@@ -45,9 +45,9 @@ func shipped(t *testing.T) map[string]map[string]*goi18n.Message {
 
 func newShipped(t *testing.T) *Catalog {
 	t.Helper()
-	c, err := New(locales.FS)
+	c, err := Shipped()
 	if err != nil {
-		t.Fatalf("New(locales.FS): %v", err)
+		t.Fatalf("Shipped(): %v", err)
 	}
 	return c
 }

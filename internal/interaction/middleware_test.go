@@ -9,12 +9,11 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 func catalog(t *testing.T) *i18n.Catalog {
 	t.Helper()
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
 	"github.com/herald-bot/herald/internal/work"
-	"github.com/herald-bot/herald/locales"
 )
 
 // When Discord's edge (Cloudflare) blocks herald, the status names the
@@ -17,7 +16,7 @@ import (
 // permission or too many invalid requests, in every language; jobs held
 // by it wait for a reason of their own.
 func TestStatusNamesTheEdgeBlock(t *testing.T) {
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +42,7 @@ func TestStatusNamesTheEdgeBlock(t *testing.T) {
 // While Discord fails many requests, the status says so and what herald
 // does about it, in every language.
 func TestStatusNamesADegradedDiscord(t *testing.T) {
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

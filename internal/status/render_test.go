@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 // A report longer than a Discord message cuts its longest lists first
 // and says how many lines it left out.
 func TestRenderFitsOneMessage(t *testing.T) {
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,12 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/i18n"
-	"github.com/herald-bot/herald/locales"
 )
 
 // Every reason a target can wait for reads as a sentence in every
 // shipped language, never as its key.
 func TestWaitReasonsLocalized(t *testing.T) {
-	c, err := i18n.New(locales.FS)
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
