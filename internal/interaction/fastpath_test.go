@@ -117,6 +117,9 @@ func (f *desk) feature() feature.Feature {
 		k.Routes.Component("desk:1:panic", func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			panic("a bug")
 		})
+		k.Routes.Component("desk:1:mute", func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+			return nil, nil
+		})
 		k.Routes.Component("desk:1:hog", func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 			return interaction.DeferredUpdate(), in.Enqueue(ctx, outbox.IntentEvent, river.InsertManyParams{Args: hogArgs{},
 				InsertOpts: &river.InsertOpts{Queue: string(work.Events)}})
@@ -210,14 +213,14 @@ func answersBeforeWork(t *testing.T, via ingress) {
 	}
 }
 
-// A handler that fails, or panics, leaves nothing behind: what it wrote
-// is rolled back, the member gets "something went wrong" in their
-// language, and herald goes on answering.
+// A handler that fails, panics or returns no answer leaves nothing
+// behind: what it wrote is rolled back, the member gets "something went
+// wrong" in their language, and herald goes on answering.
 func TestFailingHandlersChangeNothing(t *testing.T) { bothIngresses(t, failingHandlers) }
 
 func failingHandlers(t *testing.T, via ingress) {
 	h, _, msg := start(t, via.opts...)
-	for _, id := range []string{"desk:1:boom", "desk:1:panic"} {
+	for _, id := range []string{"desk:1:boom", "desk:1:panic", "desk:1:mute"} {
 		if got := h.As("carol").Locale("fr").Click(msg, id).Reply(); !strings.Contains(got.Content, "Un problème") {
 			t.Errorf("%s answered %q", id, got.Content)
 		}
@@ -225,8 +228,10 @@ func failingHandlers(t *testing.T, via ingress) {
 	if n := count(t, h, `SELECT count(*) FROM guild_settings`); n != 0 {
 		t.Errorf("%d rows left behind by a failed handler", n)
 	}
-	if !strings.Contains(h.Logs(), "handler panicked: a bug") {
-		t.Error("the panic was not logged")
+	for _, want := range []string{"handler panicked: a bug", "handler returned no response"} {
+		if !strings.Contains(h.Logs(), want) {
+			t.Errorf("the log lacks %q", want)
+		}
 	}
 	if h.As("carol").Click(msg, "desk:1:open").Ack().AckType == 0 {
 		t.Error("herald stopped answering after a panic")

@@ -1,4 +1,4 @@
-package interaction
+package interaction_test
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // respond returns a handler that answers with content, to tell routes apart.
-func respond(content string) Handler {
-	return func(context.Context, *Interaction) (*discordgo.InteractionResponse, error) {
-		return Ephemeral(content), nil
+func respond(content string) interaction.Handler {
+	return func(context.Context, *interaction.Interaction) (*discordgo.InteractionResponse, error) {
+		return interaction.Ephemeral(content), nil
 	}
 }
 
@@ -31,9 +33,9 @@ func component(customID string) *discordgo.Interaction {
 
 // answer routes i through m and returns the content the handler answered
 // with ("" when nothing matched) and the routing fields.
-func answer(t *testing.T, m *Mux, i *discordgo.Interaction) (string, *Interaction) {
+func answer(t *testing.T, m *interaction.Mux, i *discordgo.Interaction) (string, *interaction.Interaction) {
 	t.Helper()
-	in := &Interaction{Interaction: i}
+	in := &interaction.Interaction{Interaction: i}
 	h, ok := m.Match(in)
 	if !ok {
 		return "", in
@@ -47,16 +49,16 @@ func answer(t *testing.T, m *Mux, i *discordgo.Interaction) (string, *Interactio
 
 func TestCommandsRouteByPath(t *testing.T) {
 	t.Parallel()
-	m := NewMux()
-	m.Route("/rolemenu", func(r *Mux) {
+	m := interaction.NewMux()
+	m.Route("/rolemenu", func(r *interaction.Mux) {
 		r.Command("/create", respond("create"))
-		r.Route("/option", func(r *Mux) {
+		r.Route("/option", func(r *interaction.Mux) {
 			r.Command("/add", respond("option add"))
 		})
 		r.Autocomplete("/option/add", respond("suggest"))
 	})
 	m.Command("/ping", respond("pong"))
-	if err := m.Check(Declared{Commands: []string{"/rolemenu/create", "/rolemenu/option/add", "/ping"}, Autocomplete: []string{"/rolemenu/option/add"}}); err != nil {
+	if err := m.Check(interaction.Declared{Commands: []string{"/rolemenu/create", "/rolemenu/option/add", "/ping"}, Autocomplete: []string{"/rolemenu/option/add"}}); err != nil {
 		t.Fatal(err)
 	}
 	str := discordgo.ApplicationCommandOptionString
@@ -89,11 +91,11 @@ func TestCommandsRouteByPath(t *testing.T) {
 // specific pattern wins, and another version or feature is no match.
 func TestComponentsRouteByPattern(t *testing.T) {
 	t.Parallel()
-	m := NewMux()
+	m := interaction.NewMux()
 	m.Component("rolemenu:2:pick:{menu}:{option}", respond("pick"))
 	m.Component("rolemenu:2:pick:{menu}:none", respond("none"))
 	m.Component("tickets:1:open", respond("open"))
-	if err := m.Check(Declared{}); err != nil {
+	if err := m.Check(interaction.Declared{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -130,17 +132,17 @@ func TestComponentsRouteByPattern(t *testing.T) {
 func TestMiddlewareScope(t *testing.T) {
 	t.Parallel()
 	var order []string
-	mark := func(name string) Middleware {
-		return func(next Handler) Handler {
-			return func(ctx context.Context, in *Interaction) (*discordgo.InteractionResponse, error) {
+	mark := func(name string) interaction.Middleware {
+		return func(next interaction.Handler) interaction.Handler {
+			return func(ctx context.Context, in *interaction.Interaction) (*discordgo.InteractionResponse, error) {
 				order = append(order, name)
 				return next(ctx, in)
 			}
 		}
 	}
-	m := NewMux()
+	m := interaction.NewMux()
 	m.Use(mark("outer"))
-	m.Route("/admin", func(r *Mux) {
+	m.Route("/admin", func(r *interaction.Mux) {
 		r.Use(mark("inner"))
 		r.Command("/do", respond("do"))
 	})
@@ -156,7 +158,7 @@ func TestMiddlewareScope(t *testing.T) {
 // reported at start-up.
 func TestCheckReportsEveryMistake(t *testing.T) {
 	t.Parallel()
-	m := NewMux()
+	m := interaction.NewMux()
 	m.Command("/herald/jobs", respond("a"))
 	m.Command("/herald/jobs", respond("b"))
 	m.Command("/secret", respond("c"))
@@ -165,8 +167,8 @@ func TestCheckReportsEveryMistake(t *testing.T) {
 	m.Component("rolemenu:1:pick:{other}", respond("f"))
 	m.Component("rolemenu:x:pick", respond("g"))
 	m.Modal("tickets:1:form:{a}:{a}", respond("h"))
-	m.Use(func(h Handler) Handler { return h })
-	err := m.Check(Declared{Commands: []string{"/herald/jobs", "/herald/status"}, Autocomplete: []string{"/herald/jobs"}})
+	m.Use(func(h interaction.Handler) interaction.Handler { return h })
+	err := m.Check(interaction.Declared{Commands: []string{"/herald/jobs", "/herald/status"}, Autocomplete: []string{"/herald/jobs"}})
 	for _, want := range []string{
 		`command "/herald/jobs" registered twice`,
 		`command "/herald/status" is declared but has no handler`,

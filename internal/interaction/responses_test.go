@@ -1,9 +1,11 @@
-package interaction
+package interaction_test
 
 import (
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/herald-bot/herald/internal/interaction"
 )
 
 // Buttons reads a message's buttons across rows, skipping other
@@ -15,7 +17,7 @@ func TestButtons(t *testing.T) {
 		&discordgo.ActionsRow{Components: []discordgo.MessageComponent{&discordgo.SelectMenu{CustomID: "s"}}},
 		&discordgo.ActionsRow{Components: []discordgo.MessageComponent{&discordgo.Button{Label: "Green", CustomID: "c"}}},
 	}}
-	got := Buttons(m)
+	got := interaction.Buttons(m)
 	if len(got) != 3 || got[0].CustomID != "a" || got[1].Label != "Blue" || got[2].CustomID != "c" {
 		t.Errorf("buttons = %+v", got)
 	}
