@@ -205,6 +205,11 @@ func (res *TicketsResult) open(w *world, g sim.FixtureResult, panel *discordgo.M
 				threads[opener] = th.ID
 			}
 		}
+		// The staff notification is an open's last call: until every
+		// ticket's is posted, the phase's count of calls is not complete.
+		if w.sim.CountMessages(g.Channels[2].ID, "opened ticket #") < len(threads) {
+			return false
+		}
 		return !slices.ContainsFunc(clicks, func(c click) bool {
 			st, _ := w.sim.Interaction(c.id)
 			_, open := threads[c.member]
