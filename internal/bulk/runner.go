@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/bulk/progress"
 	"github.com/herald-bot/herald/internal/discord/transport"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -148,7 +149,7 @@ func (w *runner) do(ctx context.Context, act *action, k Kind, t task) error {
 	}
 	var refused *Refused
 	if errors.As(err, &refused) {
-		return w.a.failRest(ctx, act.ID, refusedReason+refused.Text)
+		return w.a.failRest(ctx, act.ID, progress.RefusedPrefix+refused.Text)
 	}
 	class, wait := transport.Classify(err)
 	switch {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/herald-bot/herald/internal/bulk/progress"
 	"github.com/herald-bot/herald/internal/synctarget"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -25,6 +26,12 @@ type action struct {
 	cancelledAt, finishedAt  *time.Time
 	created                  time.Time
 	revision                 int64
+}
+
+// view is what the progress message shows of act.
+func (act *action) view() progress.Action {
+	return progress.Action{Title: act.title, StartedBy: act.StartedBy, Created: act.created, Planned: act.planned,
+		Refused: act.refused, CancelledBy: act.cancelledBy, CancelledAt: act.cancelledAt}
 }
 
 // load reads an action and its kind.
@@ -84,11 +91,6 @@ func (a *Actions) failRest(ctx context.Context, id int64, reason string) error {
 	return a.change(ctx, id, `UPDATE bulk_tasks SET state = 'failed', reason = $2, until = NULL, updated_at = now()
 		WHERE action_id = $1 AND state IN ('pending', 'running')`, id, reason)
 }
-
-// refusedReason marks a task's reason that is a kind's refusal, stored in
-// the action's language as it was written, from the classified reasons
-// (work.Reason) the progress message words itself.
-const refusedReason = "refused:"
 
 // requestProgress bumps the action's revision and asks for its progress
 // message to show it; requests within progressEvery fold into one edit.

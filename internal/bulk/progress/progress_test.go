@@ -1,4 +1,4 @@
-package bulk
+package progress_test
 
 import (
 	"fmt"
@@ -6,38 +6,40 @@ import (
 	"testing"
 	"time"
 
+	"github.com/herald-bot/herald/internal/bulk/progress"
 	"github.com/herald-bot/herald/internal/i18n"
 )
 
-func testAction(t *testing.T, locale string) *action {
+func localizer(t *testing.T, locale string) *i18n.Localizer {
 	t.Helper()
 	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &action{Action: Action{ID: 7, StartedBy: "42", Localizer: c.For("", locale)}, title: "Add <@&1> to every member with <@&2>",
-		planned: true, created: time.Unix(1_800_000_000, 0)}
+	return c.For("", locale)
 }
 
-func rows(n int, state string) []row {
-	out := make([]row, n)
+func testAction() progress.Action {
+	return progress.Action{StartedBy: "42", Title: "Add <@&1> to every member with <@&2>", Planned: true,
+		Created: time.Unix(1_800_000_000, 0)}
+}
+
+func rows(n int, state string) []progress.Task {
+	out := make([]progress.Task, n)
 	for i := range out {
-		out[i] = row{name: fmt.Sprintf("%s_%04d", state, i), state: state}
+		out[i] = progress.Task{Name: fmt.Sprintf("%s_%04d", state, i), State: state}
 	}
 	return out
 }
 
 func TestRenderStaysWithinDiscordsLimit(t *testing.T) {
-	act := testAction(t, "en-US")
+	loc, act := localizer(t, "en-US"), testAction()
 	now := time.Now()
 	tasks := append(append(append(rows(2000, "done"), rows(1000, "failed")...), rows(1, "running")...), rows(2000, "pending")...)
-	tasks[2000].reason = "target_missing" // the first failure, for a reason of its own
+	tasks[2000].Reason = "target_missing" // the first failure, for a reason of its own
 	until := now.Add(30 * time.Second)
-	tasks = append(tasks, row{name: "waits*bold*", state: "pending", reason: "rate_limited", until: &until})
-	content, components, err := render(act, tasks, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tasks = append(tasks, progress.Task{Name: "waits*bold*", State: "pending", Reason: "rate_limited", Until: &until})
+	content, open := progress.Render(loc, act, tasks, now)
 	if len(content) > 2000 {
 		t.Errorf("%d characters, over 2000:\n%s", len(content), content)
 	}
@@ -55,8 +57,8 @@ func TestRenderStaysWithinDiscordsLimit(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, content)
 		}
 	}
-	if len(components) != 1 {
-		t.Errorf("an unfinished action needs its Cancel button, got %v", components)
+	if !open {
+		t.Error("an unfinished action must stay open to its Cancel button")
 	}
 }
 
@@ -65,7 +67,7 @@ func TestRenderEnds(t *testing.T) {
 	user := "42"
 	cases := []struct {
 		name   string
-		tasks  []row
+		tasks  []progress.Task
 		cancel bool
 		want   string
 	}{
@@ -77,31 +79,25 @@ func TestRenderEnds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			act := testAction(t, "en-US")
+			act := testAction()
 			if tc.cancel {
-				act.cancelledAt, act.cancelledBy = &now, &user
+				act.CancelledAt, act.CancelledBy = &now, &user
 			}
-			content, components, err := render(act, tc.tasks, now)
-			if err != nil {
-				t.Fatal(err)
-			}
+			content, open := progress.Render(localizer(t, "en-US"), act, tc.tasks, now)
 			if !strings.Contains(content, tc.want) {
 				t.Errorf("lacks %q:\n%s", tc.want, content)
 			}
-			if len(components) != 0 {
-				t.Errorf("a finished or cancelled action offers %v", components)
+			if open {
+				t.Error("a finished or cancelled action is still open to its Cancel button")
 			}
 		})
 	}
 }
 
 func TestRenderSpeaksTheGuildsLanguage(t *testing.T) {
-	act := testAction(t, "de")
-	act.cancelledAt, act.cancelledBy = new(time.Now()), new("42")
-	content, _, err := render(act, append(rows(12, "done"), rows(28, "cancelled")...), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	act := testAction()
+	act.CancelledAt, act.CancelledBy = new(time.Now()), new("42")
+	content, _ := progress.Render(localizer(t, "de"), act, append(rows(12, "done"), rows(28, "cancelled")...), time.Now())
 	if !strings.Contains(content, "12 von 40 erledigt, 28 abgebrochen, nichts rückgängig gemacht") {
 		t.Errorf("German:\n%s", content)
 	}
@@ -110,15 +106,11 @@ func TestRenderSpeaksTheGuildsLanguage(t *testing.T) {
 // A kind's refusal (Do returned *Refused) is shown as the kind wrote it,
 // beside the classified reasons the message words itself.
 func TestRenderRefusedTasks(t *testing.T) {
-	act := testAction(t, "en-US")
 	tasks := append(rows(3, "done"), rows(2, "failed")...)
 	for i := 3; i < 5; i++ {
-		tasks[i].reason = refusedReason + "**Red** is at or above herald's highest role."
+		tasks[i].Reason = progress.RefusedPrefix + "**Red** is at or above herald's highest role."
 	}
-	content, _, err := render(act, tasks, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	content, _ := progress.Render(localizer(t, "en-US"), testAction(), tasks, time.Now())
 	for _, want := range []string{"❌ Failed — **Red** is at or above herald's highest role. (2): failed\\_0000, failed\\_0001",
 		"**Finished: 3 of 5 done, 2 failed.**"} {
 		if !strings.Contains(content, want) {
