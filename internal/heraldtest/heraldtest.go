@@ -153,8 +153,10 @@ func New(t testing.TB, opts ...Option) *Herald {
 		"HERALD_IDENTIFY_WINDOW":     simtest.IdentifyWindow.String(),
 		"HERALD_WORKERS_INTERACTIVE": "4", "HERALD_WORKERS_EVENTS": "4", "HERALD_WORKERS_SYNC": "2", "HERALD_WORKERS_BACKGROUND": "1",
 		// Tests share one Postgres (100 connections) with every package
-		// running beside them.
-		"HERALD_DB_FASTPATH_CONNS": "4",
+		// running beside them, and each connection a herald opens costs
+		// the server about 40 ms of CPU on this 2-core machine (pgbench
+		// -C): a test run starts hundreds of heralds.
+		"HERALD_DB_FASTPATH_CONNS": "2", "HERALD_DB_JOBS_CONNS": "4",
 	}
 	for k, v := range o.env {
 		env[k] = v
