@@ -43,7 +43,7 @@ func printTickets(w io.Writer, r bench.TicketsResult) {
 	fmt.Fprintf(w, "    herald                %10.0f %10.0f\n", r.OpenP50MS, r.OpenP99MS)
 	fmt.Fprintf(w, "    minimum               %10.0f %10.0f\n", r.MinimumP50MS, r.MinimumP99MS)
 	fmt.Fprintf(w, "    herald ÷ minimum      %9.3f× %9.3f×\n", r.RatioP50, r.RatioP99)
-	fmt.Fprintf(w, "  API calls per ticket opened: %.2f (least %.0f: two answers, thread, opener, welcome, staff notification, reply)\n",
+	fmt.Fprintf(w, "  API calls per ticket opened: %.2f (least %.2f: thread, opener, welcome, staff notification, reply, and an answer to each click seen in time)\n",
 		r.CallsPerOpen, r.MinimumPerOpen)
 	printRoutes(w, r.OpenCallsByRoute)
 	fmt.Fprintf(w, "  API calls per ticket closed: %.2f (least %.0f: answer, closing message, history page, upload, DM channel, DM, notification edit, archive); %d closes run again, refused or unanswered in time\n",

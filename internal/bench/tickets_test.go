@@ -50,7 +50,7 @@ func TestTicketsRun(t *testing.T) {
 			res.TranscriptMS, res.TranscriptMinimumMS)
 	}
 	if res.CallsPerOpen < res.MinimumPerOpen || res.CallsPerClose < res.MinimumPerClose {
-		t.Errorf("%.2f calls per open (least %.0f), %.2f per close (least %.0f)", res.CallsPerOpen, res.MinimumPerOpen,
+		t.Errorf("%.2f calls per open (least %.2f), %.2f per close (least %.0f)", res.CallsPerOpen, res.MinimumPerOpen,
 			res.CallsPerClose, res.MinimumPerClose)
 	}
 }
