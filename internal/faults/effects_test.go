@@ -224,14 +224,12 @@ func (o outage) String() string {
 // simulator's members use en-US).
 func refusal(t *testing.T, key string) string {
 	t.Helper()
-	c, err := catalog()
+	c, err := i18n.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c.For("", "en-US").T(key, nil)
 }
-
-var catalog = i18n.Shipped
 
 // drainTimeout bounds the wait for the last jobs: a process killed while
 // River's leader leaves its lease for 15 s, the next leader's rescuer
