@@ -82,7 +82,7 @@ func NewYield(o YieldOptions) *Yield {
 		y.sleep = sleepCtx
 	}
 	if y.short == nil {
-		y.short = (&cpuGauge{}).Short
+		y.short = newCPUGauge().Short
 	}
 	if o.Registerer != nil {
 		o.Registerer.MustRegister(y.waiting, y.waited, y.yielded, y.fullHold)
