@@ -204,6 +204,12 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 	if err != nil {
 		return res, err
 	}
+	// Each burst starts as the floor's did, with nothing left to run: the
+	// jobs of the one before, which wait while a rush leaves the
+	// processes short of CPU, would otherwise run during it.
+	if err := drain(ctx, dbURL, 5*time.Minute); err != nil {
+		return res, err
+	}
 	res.HTTP, res.AnsweredByProcess, err = clicker.overHTTP(endpoints, 1, o.HTTPRate, o.Burst)
 	if err != nil {
 		return res, err
@@ -214,6 +220,9 @@ func RunScaleInteractions(ctx context.Context, dbURL string, herald func() *exec
 
 	// The kill: the first process goes halfway through the burst; the
 	// clock runs until the simulator has a session on every shard again.
+	if err := drain(ctx, dbURL, 5*time.Minute); err != nil {
+		return res, err
+	}
 	var killedAt time.Time
 	back := make(chan time.Duration, 1)
 	res.Kill.ScaleClicks, err = clicker.burst(2, o.KillRate, o.KillBurst, func() {
