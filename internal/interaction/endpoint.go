@@ -37,6 +37,20 @@ const (
 	maxSkew            = 5 * time.Second
 )
 
+// A body is read before its signature can be checked, so the requests
+// read and served at once are bounded: at most maxInFlight, holding at
+// most maxInFlight × maxInteractionBody, however many callers send. The
+// rest wait, holding only their headers, for at most admitWait — by
+// then Discord has given up on the interaction — and are refused with
+// 503. The bound also keeps a burst from being served by thousands of
+// goroutines at once, each slower for the others (3 processes on 2
+// cores answered at most a few hundred at a time in `herald bench
+// scale`).
+const (
+	maxInFlight = 64
+	admitWait   = ackTimeout
+)
+
 // Why the endpoint refused a request: the values of the metric's reason
 // label.
 const (
@@ -45,6 +59,7 @@ const (
 	refusedStale     = "stale"
 	refusedTooLarge  = "too_large"
 	refusedMalformed = "malformed"
+	refusedBusy      = "busy"
 )
 
 // Endpoint serves Discord's Interactions Endpoint URL: it checks each
@@ -57,6 +72,11 @@ type Endpoint struct {
 	key     ed25519.PublicKey
 	now     func() time.Time
 	refused *prometheus.CounterVec
+	// slots holds a token per request being read or served; wait is
+	// admitWait (tests shorten it).
+	slots   chan struct{}
+	wait    time.Duration
+	waiting prometheus.Gauge
 }
 
 // NewEndpoint serves interactions signed by the key whose hex form is
@@ -72,14 +92,23 @@ func NewEndpoint(fp *FastPath, verifyKey string, reg prometheus.Registerer, now 
 	}
 	e := &Endpoint{fp: fp, key: key, now: now, refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_interactions_endpoint_refused_total",
-		Help: "Requests to the Interactions Endpoint URL refused, by reason (method, signature, stale, too_large, malformed).",
-	}, []string{"reason"})}
-	for _, r := range []string{refusedMethod, refusedSignature, refusedStale, refusedTooLarge, refusedMalformed} {
+		Help: "Requests to the Interactions Endpoint URL refused, by reason (method, signature, stale, too_large, malformed, busy).",
+	}, []string{"reason"}),
+		slots: make(chan struct{}, maxInFlight), wait: admitWait,
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "herald_interactions_endpoint_waiting",
+			Help: "Requests to the Interactions Endpoint URL waiting for one of the slots that bound those read and served at once."}),
+	}
+	for _, r := range []string{refusedMethod, refusedSignature, refusedStale, refusedTooLarge, refusedMalformed, refusedBusy} {
 		e.refused.WithLabelValues(r)
 	}
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "herald_interactions_endpoint_in_flight",
+		Help: "Requests to the Interactions Endpoint URL being read or served (at most " + strconv.Itoa(maxInFlight) + ")."},
+		func() float64 { return float64(len(e.slots)) })
 	if reg != nil {
-		if err := reg.Register(e.refused); err != nil {
-			return nil, err
+		for _, c := range []prometheus.Collector{e.refused, e.waiting, inFlight} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return e, nil
@@ -105,6 +134,11 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.refuse(w, refusedStale, http.StatusUnauthorized)
 		return
 	}
+	if !e.admit(r.Context()) {
+		e.refuse(w, refusedBusy, http.StatusServiceUnavailable)
+		return
+	}
+	defer func() { <-e.slots }()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxInteractionBody))
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -137,6 +171,30 @@ func (e *Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A replay, or past Discord's 3 s: nothing to say. 202 without a
 		// body is how an application tells Discord it has no answer here.
 		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// admit takes a slot for a request, waiting at most e.wait for one, or
+// until ctx ends. A caller that hung up is not noticed while it waits:
+// the server watches the connection only once the body is read, so the
+// wait is bounded by time.
+func (e *Endpoint) admit(ctx context.Context) bool {
+	select {
+	case e.slots <- struct{}{}:
+		return true
+	default:
+	}
+	e.waiting.Inc()
+	defer e.waiting.Dec()
+	t := time.NewTimer(e.wait)
+	defer t.Stop()
+	select {
+	case e.slots <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 
