@@ -167,7 +167,7 @@ func (s *Server) post(ctx context.Context, endpoint string, body []byte, valid b
 func (s *Server) deliver(endpoint string, created InteractionCreated, payload map[string]any) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.scaled(interactionDeadline))
 	defer cancel()
-	body, err := json.Marshal(payload)
+	body, err := encodeJSON(payload)
 	a := answer{}
 	if err == nil {
 		a, err = s.post(ctx, endpoint, body, true)
