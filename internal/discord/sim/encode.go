@@ -52,6 +52,8 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 			}
 		}
 		return append(b, '}'), nil
+	// []any and []string each have their loop: one generic loop, boxing
+	// each element, took 2.5x as long (go test -bench EncodePayload).
 	case []any:
 		if v == nil {
 			return append(b, "null"...), nil
