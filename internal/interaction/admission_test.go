@@ -1,6 +1,7 @@
 package interaction_test
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/hex"
 	"io"
@@ -51,16 +52,12 @@ func newAdmission(t *testing.T, wait time.Duration) *admission {
 // channel.
 func (a *admission) send(held bool) *io.PipeWriter {
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	var body io.Reader
+	var body io.Reader = bytes.NewReader(ping)
 	var w *io.PipeWriter
 	if held {
 		body, w = io.Pipe()
 		// A body never sent would keep the server from closing.
 		a.t.Cleanup(func() { w.CloseWithError(io.ErrUnexpectedEOF) })
-	} else {
-		r, pw := io.Pipe()
-		body = r
-		go func() { pw.Write(ping); pw.Close() }()
 	}
 	req, err := http.NewRequest(http.MethodPost, a.url, body)
 	if err != nil {
