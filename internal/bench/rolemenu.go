@@ -269,10 +269,13 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 			}
 		}
 		// A click Discord did not see answered in its window did nothing
-		// (the member saw it fail): it is counted as a miss (Acked below),
-		// and only the acknowledged clicks are waited for.
+		// (the member saw it fail): it is counted as a miss (Acked below).
+		// One not answered yet is waited for until its window is over.
 		for _, c := range clicks {
 			if st, _ := w.sim.Interaction(c.id); !st.Acked {
+				if time.Since(c.at) < answerBy(res.TimeScale) {
+					return false
+				}
 				continue
 			}
 			if _, ok := applied[c.change(g.ID)]; !ok {

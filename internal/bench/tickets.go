@@ -354,12 +354,7 @@ func (c *closes) again(archived map[string]bool) error {
 	return nil
 }
 
-// answerBy is how long after an interaction the run stops waiting for its
-// answer: Discord's (scaled) 3 seconds and a second for the answer to be
-// seen.
-func (res *TicketsResult) answerBy() time.Duration {
-	return time.Duration(3*float64(time.Second)*res.TimeScale) + time.Second
-}
+func (res *TicketsResult) answerBy() time.Duration { return answerBy(res.TimeScale) }
 
 // click is one panel click: its interaction, who, when.
 type click struct {

@@ -175,3 +175,10 @@ func heraldGuild(ctx context.Context, dbURL string, scale float64, f sim.Fixture
 	}
 	return w, g, func() { stopHerald(); w.close() }, nil
 }
+
+// answerBy is how long after an interaction a run stops waiting for its
+// answer: Discord's (scaled) 3 seconds and a second for the answer to be
+// seen. Until then an unanswered interaction is not yet a miss.
+func answerBy(scale float64) time.Duration {
+	return time.Duration(3*float64(time.Second)*scale) + time.Second
+}
