@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/herald-bot/herald/internal/discord/sim/jsontree"
 )
 
 // Discord's outgoing webhooks for interactions ("Overview of
@@ -167,7 +169,7 @@ func (s *Server) post(ctx context.Context, endpoint string, body []byte, valid b
 func (s *Server) deliver(endpoint string, created InteractionCreated, payload map[string]any) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.scaled(interactionDeadline))
 	defer cancel()
-	body, err := encodeJSON(payload)
+	body, err := jsontree.Marshal(payload)
 	a := answer{}
 	if err == nil {
 		a, err = s.post(ctx, endpoint, body, true)

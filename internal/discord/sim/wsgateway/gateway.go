@@ -16,6 +16,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/jonboulle/clockwork"
+
+	"github.com/herald-bot/herald/internal/discord/sim/jsontree"
 )
 
 // Defaults for the zero Config fields.
@@ -164,16 +166,17 @@ func (g *Gateway) Dispatch(guildID, eventType string, data any) {
 // (MESSAGE_CREATE, MESSAGE_UPDATE): sessions that identified without the
 // Message Content privileged intent receive withoutContent instead of data.
 // A nil withoutContent sends data to every session, for the messages
-// Discord never blanks (DMs, the bot's own, those that mention it).
+// Discord never blanks (DMs, the bot's own, those that mention it). Each
+// is encoded once, by jsontree: the simulator renders events as map trees.
 func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutContent any) {
-	payload, err := json.Marshal(data)
+	payload, err := jsontree.Marshal(data)
 	if err != nil {
 		g.log.Error("gateway dispatch not encodable", "event", eventType, "err", err)
 		return
 	}
 	blanked := payload
 	if withoutContent != nil {
-		if blanked, err = json.Marshal(withoutContent); err != nil {
+		if blanked, err = jsontree.Marshal(withoutContent); err != nil {
 			g.log.Error("gateway dispatch not encodable", "event", eventType, "err", err)
 			return
 		}

@@ -1,4 +1,4 @@
-package sim
+package jsontree
 
 import (
 	"bytes"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// encodeJSON writes what json.Marshal writes, for every kind of value a
+// Marshal writes what json.Marshal writes, for every kind of value a
 // rendered payload holds and for the strings encoding/json escapes.
-func TestEncodeJSONIsJSONMarshal(t *testing.T) {
+func TestMarshalIsJSONMarshal(t *testing.T) {
 	strs := []string{"", "plain", `quote " and \ slash`, "<b>&amp;</b>", "tab\tnew\nline\x00", "héllo wörld", "emoji 🎉",
 		"line\u2028sep", string([]byte{0xff, 'a'}), "1311111111111111111"}
 	fixed := []any{nil, true, false, 0, -7, int64(1) << 62, uint64(1) << 63, 1.5, json.Number("12"), json.RawMessage(`{"z":1,"a":2}`),
@@ -48,12 +48,12 @@ func TestEncodeJSONIsJSONMarshal(t *testing.T) {
 	}
 	for _, v := range values {
 		want, wantErr := json.Marshal(v)
-		got, err := encodeJSON(v)
+		got, err := Marshal(v)
 		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
-			t.Fatalf("encodeJSON(%#v) = %s, %v; json.Marshal: %s, %v", v, got, err, want, wantErr)
+			t.Fatalf("Marshal(%#v) = %s, %v; json.Marshal: %s, %v", v, got, err, want, wantErr)
 		}
 	}
-	if _, err := encodeJSON(map[string]any{"f": func() {}}); err == nil {
+	if _, err := Marshal(map[string]any{"f": func() {}}); err == nil {
 		t.Error("a value json.Marshal refuses was encoded")
 	}
 }
@@ -72,9 +72,9 @@ func BenchmarkEncodePayload(b *testing.B) {
 			json.Marshal(payload)
 		}
 	})
-	b.Run("encodeJSON", func(b *testing.B) {
+	b.Run("jsontree.Marshal", func(b *testing.B) {
 		for b.Loop() {
-			encodeJSON(payload)
+			Marshal(payload)
 		}
 	})
 }
