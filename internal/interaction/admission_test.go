@@ -15,6 +15,7 @@ import (
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/interaction"
+	"github.com/herald-bot/herald/internal/testsupport/metricvalue"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
@@ -79,30 +80,6 @@ func (a *admission) send(held bool) *io.PipeWriter {
 	return w
 }
 
-// gauge reads one of the endpoint's metrics (a counter by its reason).
-func (a *admission) gauge(name, reason string) float64 {
-	mfs, err := a.reg.Gather()
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if reason != "" && (len(m.GetLabel()) != 1 || m.GetLabel()[0].GetValue() != reason) {
-				continue
-			}
-			if m.Gauge != nil {
-				return m.GetGauge().GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	a.t.Fatalf("no metric %s %s", name, reason)
-	return 0
-}
-
 func release(ws []*io.PipeWriter) {
 	for _, w := range ws {
 		w.Write(ping)
@@ -121,8 +98,8 @@ func TestEndpointBoundsTheRequestsItReads(t *testing.T) {
 		held = append(held, a.send(true))
 	}
 	wait.Until(t, "every slot taken and three requests waiting", func() bool {
-		return a.gauge("herald_interactions_endpoint_in_flight", "") == interaction.MaxInFlight &&
-			a.gauge("herald_interactions_endpoint_waiting", "") == 3
+		return metricvalue.Of(t, a.reg, "herald_interactions_endpoint_in_flight", nil) == interaction.MaxInFlight &&
+			metricvalue.Of(t, a.reg, "herald_interactions_endpoint_waiting", nil) == 3
 	})
 	release(held)
 	for i, s := range a.sent {
@@ -130,7 +107,7 @@ func TestEndpointBoundsTheRequestsItReads(t *testing.T) {
 			t.Errorf("PING %d answered %d, want 200", i, got)
 		}
 	}
-	if n, w := a.gauge("herald_interactions_endpoint_in_flight", ""), a.gauge("herald_interactions_endpoint_waiting", ""); n != 0 || w != 0 {
+	if n, w := metricvalue.Of(t, a.reg, "herald_interactions_endpoint_in_flight", nil), metricvalue.Of(t, a.reg, "herald_interactions_endpoint_waiting", nil); n != 0 || w != 0 {
 		t.Errorf("after the answers: %v in flight, %v waiting", n, w)
 	}
 }
@@ -145,13 +122,13 @@ func TestEndpointRefusesARequestThatWaitsTooLong(t *testing.T) {
 		held = append(held, a.send(true))
 	}
 	wait.Until(t, "every slot taken", func() bool {
-		return a.gauge("herald_interactions_endpoint_in_flight", "") == interaction.MaxInFlight
+		return metricvalue.Of(t, a.reg, "herald_interactions_endpoint_in_flight", nil) == interaction.MaxInFlight
 	})
 	a.send(false)
 	if got := <-a.sent[len(a.sent)-1]; got != http.StatusServiceUnavailable {
 		t.Errorf("the request that found no slot: %d, want 503", got)
 	}
-	if n := a.gauge("herald_interactions_endpoint_refused_total", "busy"); n != 1 {
+	if n := metricvalue.Of(t, a.reg, "herald_interactions_endpoint_refused_total", map[string]string{"reason": "busy"}); n != 1 {
 		t.Errorf("refused as busy: %v, want 1", n)
 	}
 	release(held)

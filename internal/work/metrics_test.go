@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/metricvalue"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -42,51 +43,22 @@ func TestJobMetrics(t *testing.T) {
 	}
 	defer work.Stop(c, time.Second, time.Second)
 	wait.Until(t, "outcomes counted", func() bool {
-		return sample(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "needs_permission"}) == 1 &&
-			sample(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "rate_limited"}) >= 1
+		return metricvalue.Of(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "needs_permission"}) == 1 &&
+			metricvalue.Of(t, metrics, "herald_job_outcomes_total", map[string]string{"kind": "test_call", "outcome": "rate_limited"}) >= 1
 	})
-	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
+	if n := metricvalue.Of(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
 		t.Errorf("background lane depth = %v, want the 1 scheduled job", n)
 	}
 	// Scrapes within depthTTL reuse the count instead of querying again.
 	if _, err := c.Insert(ctx, callArgs{Fail: "permission"}, &river.InsertOpts{Queue: string(work.Background), ScheduledAt: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
+	if n := metricvalue.Of(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 1 {
 		t.Errorf("background lane depth = %v right after the last scrape, want the cached 1", n)
 	}
 	if n, _ := testutil.GatherAndCount(metrics, "herald_job_wait_seconds"); n != 1 {
 		t.Errorf("wait histograms = %d, want one for test_call", n)
 	}
-}
-
-// sample returns the value of the metric name with exactly these labels,
-// or -1 when there is none.
-func sample(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			match := len(m.GetLabel()) == len(labels)
-			for _, l := range m.GetLabel() {
-				match = match && labels[l.GetName()] == l.GetValue()
-			}
-			if !match {
-				continue
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
-		}
-	}
-	return -1
 }
 
 // Jobs in a lane's shard queues count in the lane's depth: the label is
@@ -112,7 +84,7 @@ func TestLaneDepthCountsShardQueuesAsTheirLane(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := sample(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 3 {
+	if n := metricvalue.Of(t, metrics, "herald_lane_queue_depth", map[string]string{"lane": "background", "state": "scheduled"}); n != 3 {
 		t.Errorf("background lane depth = %v, want its 3 scheduled jobs, 2 of them in shard queues", n)
 	}
 	if n, _ := testutil.GatherAndCount(metrics, "herald_lane_queue_depth"); n != 1 {

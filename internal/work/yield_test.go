@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/herald-bot/herald/internal/store/storetest"
+	"github.com/herald-bot/herald/internal/testsupport/metricvalue"
 	"github.com/herald-bot/herald/internal/testsupport/wait"
 	"github.com/herald-bot/herald/internal/work"
 )
@@ -141,13 +142,13 @@ func TestYieldStartsJobsOnceTheRushEnds(t *testing.T) {
 	if took < 400*time.Millisecond || took > 475*time.Millisecond {
 		t.Fatalf("job waited %s after a burst of 100; want 437.5 ms rounded up to the next 25 ms step", took)
 	}
-	if n := sample(t, reg, "herald_jobs_yielded_total", nil); n != 1 {
+	if n := metricvalue.Of(t, reg, "herald_jobs_yielded_total", nil); n != 1 {
 		t.Fatalf("herald_jobs_yielded_total = %v, want 1", n)
 	}
-	if s := sample(t, reg, "herald_jobs_yield_seconds_total", nil); s < 0.4 || s > 0.475 {
+	if s := metricvalue.Of(t, reg, "herald_jobs_yield_seconds_total", nil); s < 0.4 || s > 0.475 {
 		t.Fatalf("herald_jobs_yield_seconds_total = %v, want the job's wait", s)
 	}
-	if n := sample(t, reg, "herald_jobs_yield_max_total", nil); n != 0 {
+	if n := metricvalue.Of(t, reg, "herald_jobs_yield_max_total", nil); n != 0 {
 		t.Fatalf("herald_jobs_yield_max_total = %v after a wait shorter than the max", n)
 	}
 }
@@ -168,10 +169,10 @@ func TestYieldStartsJobsAfterTheLongestWait(t *testing.T) {
 	if err != nil || !ran || took != 2*time.Second {
 		t.Fatalf("under 400 interactions a second the job waited %s (ran %v, err %v); want exactly the 2 s max", took, ran, err)
 	}
-	if n := sample(t, reg, "herald_jobs_yield_max_total", nil); n != 1 {
+	if n := metricvalue.Of(t, reg, "herald_jobs_yield_max_total", nil); n != 1 {
 		t.Fatalf("herald_jobs_yield_max_total = %v, want 1", n)
 	}
-	if n := sample(t, reg, "herald_jobs_yielding", nil); n != 0 {
+	if n := metricvalue.Of(t, reg, "herald_jobs_yielding", nil); n != 0 {
 		t.Fatalf("herald_jobs_yielding = %v once the job started, want 0", n)
 	}
 	// The rush ended; the next one must be short of CPU again to hold jobs.
@@ -234,7 +235,7 @@ func TestYieldHoldsJobsOfTheClient(t *testing.T) {
 	if _, err := c.Insert(t.Context(), yieldArgs{}, &river.InsertOpts{Queue: string(work.Interactive)}); err != nil {
 		t.Fatal(err)
 	}
-	wait.Until(t, "the job to wait for the fast path", func() bool { return sample(t, reg, "herald_jobs_yielding", nil) == 1 })
+	wait.Until(t, "the job to wait for the fast path", func() bool { return metricvalue.Of(t, reg, "herald_jobs_yielding", nil) == 1 })
 	select {
 	case <-w.ran:
 		t.Fatal("the job ran while interactions came at 400 a second")
