@@ -13,20 +13,41 @@ import (
 	"github.com/herald-bot/herald/internal/discord/sim"
 )
 
+// row is n action rows of a button each, custom_id the first's and
+// custom_id followed by the row's number the others'.
 func row(n int, customID string) []any {
 	var rows []any
-	for range n {
+	for i := range n {
+		id := customID
+		if i > 0 {
+			id += strconv.Itoa(i)
+		}
 		rows = append(rows, map[string]any{"type": 1, "components": []any{
-			map[string]any{"type": 2, "style": 1, "label": "x", "custom_id": customID},
+			map[string]any{"type": 2, "style": 1, "label": "x", "custom_id": id},
 		}})
 	}
 	return rows
 }
 
+// Discord's message limits; an embed's are its "Embed Limits" (Message
+// Resource): title 256, description 4096, 25 fields of a name up to 256
+// and a value up to 1024, footer text 2048, author name 256, and 6000
+// characters in all the message's embeds together, past which Discord
+// answers MAX_EMBED_SIZE_EXCEEDED at "embeds".
 func TestMessageValidation(t *testing.T) {
 	embeds := make([]any, 11)
 	for i := range embeds {
 		embeds[i] = map[string]any{"title": "t"}
+	}
+	field := func(name, value string) map[string]any {
+		return map[string]any{"embeds": []any{map[string]any{"fields": []any{map[string]any{"name": name, "value": value}}}}}
+	}
+	descriptions := func(n, each int) map[string]any {
+		var list []any
+		for range n {
+			list = append(list, map[string]any{"description": strings.Repeat("d", each)})
+		}
+		return map[string]any{"embeds": list}
 	}
 	tests := []struct {
 		name   string
@@ -39,8 +60,18 @@ func TestMessageValidation(t *testing.T) {
 		{"content too long", map[string]any{"content": strings.Repeat("a", 2001)}, 400, 50035, "content", "BASE_TYPE_MAX_LENGTH"},
 		{"content at limit", map[string]any{"content": strings.Repeat("ä", 2000)}, 200, 0, "", ""},
 		{"eleven embeds", map[string]any{"embeds": embeds}, 400, 50035, "embeds", "BASE_TYPE_MAX_LENGTH"},
+		{"field value of 1025", field("q", strings.Repeat("v", 1025)), 400, 50035, "embeds.0.fields.0.value", "BASE_TYPE_MAX_LENGTH"},
+		{"field name of 257", field(strings.Repeat("n", 257), "v"), 400, 50035, "embeds.0.fields.0.name", "BASE_TYPE_MAX_LENGTH"},
+		{"empty field value", field("q", ""), 400, 50035, "embeds.0.fields.0.value", "BASE_TYPE_REQUIRED"},
+		{"field without a name", map[string]any{"embeds": []any{map[string]any{"fields": []any{map[string]any{"value": "v"}}}}}, 400, 50035, "embeds.0.fields.0.name", "BASE_TYPE_REQUIRED"},
+		{"field at the limits", field(strings.Repeat("n", 256), strings.Repeat("v", 1024)), 200, 0, "", ""},
+		{"footer of 2049", map[string]any{"embeds": []any{map[string]any{"footer": map[string]any{"text": strings.Repeat("f", 2049)}}}}, 400, 50035, "embeds.0.footer.text", "BASE_TYPE_MAX_LENGTH"},
+		{"author of 257", map[string]any{"embeds": []any{map[string]any{"author": map[string]any{"name": strings.Repeat("a", 257)}}}}, 400, 50035, "embeds.0.author.name", "BASE_TYPE_MAX_LENGTH"},
+		{"embeds over 6000 together", descriptions(6, 1001), 400, 50035, "embeds", "MAX_EMBED_SIZE_EXCEEDED"},
+		{"embeds of 6000 together", descriptions(6, 1000), 200, 0, "", ""},
 		{"six rows", map[string]any{"components": row(6, "a")}, 400, 50035, "components", "BASE_TYPE_MAX_LENGTH"},
 		{"custom id too long", map[string]any{"components": row(1, strings.Repeat("c", 101))}, 400, 50035, "components.0.components.0.custom_id", "BASE_TYPE_MAX_LENGTH"},
+		{"custom id twice", map[string]any{"components": append(row(1, "a"), row(1, "a")...)}, 400, 50035, "components.1.components.0.custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED"},
 		{"nonce too long", map[string]any{"content": "x", "nonce": strings.Repeat("n", 26)}, 400, 50035, "nonce", "BASE_TYPE_MAX_LENGTH"},
 		{"content of wrong type", map[string]any{"content": []int{1}}, 400, 50035, "content", "BASE_TYPE_STRING"},
 		{"empty", map[string]any{"content": ""}, 400, 50006, "", ""},

@@ -19,6 +19,7 @@ type messageBody struct {
 	Username     *string          `json:"username"`
 	AvatarURL    string           `json:"avatar_url"`
 	StickerIDs   []string         `json:"sticker_ids"`
+	ThreadName   *string          `json:"thread_name"` // webhook execute: a forum post to create
 }
 
 type attachmentRef struct {
@@ -43,6 +44,11 @@ const (
 	maxEmbedTitle       = 256
 	maxEmbedDescription = 4096
 	maxEmbedFields      = 25
+	maxFieldName        = 256
+	maxFieldValue       = 1024
+	maxFooterText       = 2048
+	maxAuthorName       = 256
+	maxEmbedTotal       = 6000 // every embed's text together
 )
 
 // nonce returns the nonce as Discord echoes it: the string, or the
@@ -68,16 +74,21 @@ func (b *messageBody) validate(prefix string, files int, creating bool) *apiErro
 	}
 	if b.Embeds != nil {
 		f.maxLen("embeds", len(*b.Embeds), maxEmbeds)
+		total := 0
 		for i, e := range *b.Embeds {
-			validateEmbed(&f, "embeds."+strconv.Itoa(i), e)
+			total += validateEmbed(&f, "embeds."+strconv.Itoa(i), e)
+		}
+		if total > maxEmbedTotal {
+			f.add("embeds", "MAX_EMBED_SIZE_EXCEEDED", "Embed size exceeds maximum size of "+strconv.Itoa(maxEmbedTotal))
 		}
 	}
 	if b.Components != nil && (b.Flags == nil || *b.Flags&flagComponentsV2 == 0) {
 		f.maxLen("components", len(*b.Components), maxActionRows)
 	}
 	if b.Components != nil {
+		ids := map[string]bool{}
 		for i, c := range *b.Components {
-			validateComponent(&f, "components."+strconv.Itoa(i), c)
+			validateComponent(&f, "components."+strconv.Itoa(i), c, ids)
 		}
 	}
 	if n := b.nonce(); len(n) > maxNonce {
@@ -102,21 +113,53 @@ func (b *messageBody) empty(files int) bool {
 		len(b.StickerIDs) == 0 && files == 0
 }
 
-func validateEmbed(f *formErrors, path string, raw any) {
+// validateEmbed applies an embed's limits (Message Resource, "Embed
+// Limits") and returns its text as Discord counts it toward the 6,000
+// characters all of a message's embeds may hold.
+func validateEmbed(f *formErrors, path string, raw any) int {
 	e, ok := raw.(map[string]any)
 	if !ok {
 		f.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
-		return
+		return 0
 	}
-	if t, ok := e["title"].(string); ok {
-		f.maxLen(path+".title", len([]rune(t)), maxEmbedTitle)
+	size := 0
+	text := func(path string, v any, max int) {
+		if s, ok := v.(string); ok {
+			n := len([]rune(s))
+			f.maxLen(path, n, max)
+			size += n
+		}
 	}
-	if d, ok := e["description"].(string); ok {
-		f.maxLen(path+".description", len([]rune(d)), maxEmbedDescription)
+	text(path+".title", e["title"], maxEmbedTitle)
+	text(path+".description", e["description"], maxEmbedDescription)
+	if footer, ok := e["footer"].(map[string]any); ok {
+		text(path+".footer.text", footer["text"], maxFooterText)
 	}
-	if fields, ok := e["fields"].([]any); ok {
-		f.maxLen(path+".fields", len(fields), maxEmbedFields)
+	if author, ok := e["author"].(map[string]any); ok {
+		text(path+".author.name", author["name"], maxAuthorName)
 	}
+	fields, _ := e["fields"].([]any)
+	f.maxLen(path+".fields", len(fields), maxEmbedFields)
+	for i, raw := range fields {
+		at := path + ".fields." + strconv.Itoa(i)
+		field, ok := raw.(map[string]any)
+		if !ok {
+			f.add(at, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+			continue
+		}
+		for _, k := range []struct {
+			name string
+			max  int
+		}{{"name", maxFieldName}, {"value", maxFieldValue}} {
+			// An empty name or value is missing, to Discord too.
+			if v, _ := field[k.name].(string); v == "" {
+				f.required(at + "." + k.name)
+				continue
+			}
+			text(at+"."+k.name, field[k.name], k.max)
+		}
+	}
+	return size
 }
 
 // Component limits (Discord's Component Reference: Action Row, Button,
@@ -132,7 +175,10 @@ const (
 // user, role, mentionable or channel), which fills a whole action row.
 func isSelect(typ float64) bool { return typ == 3 || (typ >= 5 && typ <= 8) }
 
-func validateComponent(f *formErrors, path string, raw any) {
+// validateComponent checks a message component and its children; ids
+// holds the custom_ids seen so far in the message, which "must not share
+// the same custom_id" (Component Reference).
+func validateComponent(f *formErrors, path string, raw any, ids map[string]bool) {
 	c, ok := raw.(map[string]any)
 	if !ok {
 		f.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
@@ -140,11 +186,15 @@ func validateComponent(f *formErrors, path string, raw any) {
 	}
 	if id, ok := c["custom_id"].(string); ok {
 		f.maxLen(path+".custom_id", len([]rune(id)), maxCustomID)
+		if ids[id] {
+			f.add(path+".custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id was already specified")
+		}
+		ids[id] = true
 	}
 	typ, _ := c["type"].(float64)
 	switch {
 	case typ == 1:
-		validateRow(f, path, c)
+		validateRow(f, path, c, ids)
 	case typ == 2:
 		if label, ok := c["label"].(string); ok {
 			f.maxLen(path+".label", len([]rune(label)), maxButtonLabel)
@@ -160,14 +210,14 @@ func validateComponent(f *formErrors, path string, raw any) {
 	}
 	if children, ok := c["components"].([]any); ok && typ != 1 {
 		for i, child := range children {
-			validateComponent(f, path+".components."+strconv.Itoa(i), child)
+			validateComponent(f, path+".components."+strconv.Itoa(i), child, ids)
 		}
 	}
 }
 
 // validateRow checks an action row: one to five children, and no more
 // than fit its width (a select takes all of it).
-func validateRow(f *formErrors, path string, c map[string]any) {
+func validateRow(f *formErrors, path string, c map[string]any, ids map[string]bool) {
 	children, ok := c["components"].([]any)
 	if !ok {
 		f.required(path + ".components")
@@ -177,7 +227,7 @@ func validateRow(f *formErrors, path string, c map[string]any) {
 	width := 0
 	for i, raw := range children {
 		child := path + ".components." + strconv.Itoa(i)
-		validateComponent(f, child, raw)
+		validateComponent(f, child, raw, ids)
 		if m, ok := raw.(map[string]any); ok {
 			w := 1
 			if typ, _ := m["type"].(float64); isSelect(typ) {
