@@ -165,8 +165,9 @@ func interactionCallback(s *Server, rq *request) (any, *apiError) {
 	return resp, nil
 }
 
-// validateModal checks a modal callback's data: custom_id, title and one
-// to five rows.
+// validateModal checks a modal callback's data: custom_id, title, one to
+// five rows, and the text inputs in them (an action row's one child, or
+// a label's component).
 func validateModal(raw json.RawMessage) *apiError {
 	var modal struct {
 		CustomID   *string `json:"custom_id"`
@@ -180,7 +181,63 @@ func validateModal(raw json.RawMessage) *apiError {
 	f.requiredLen("data.custom_id", modal.CustomID, 1, maxCustomID)
 	f.requiredLen("data.title", modal.Title, 1, 45)
 	f.between("data.components", len(modal.Components), 1, maxActionRows)
+	ids := map[string]bool{}
+	for i, raw := range modal.Components {
+		at := "data.components." + strconv.Itoa(i)
+		row, _ := raw.(map[string]any)
+		switch typ, _ := row["type"].(float64); typ {
+		case 1:
+			children, _ := row["components"].([]any)
+			for j, c := range children {
+				validateModalInput(&f, at+".components."+strconv.Itoa(j), c, ids)
+			}
+		case 18:
+			validateModalInput(&f, at+".component", row["component"], ids)
+		}
+	}
 	return f.err()
+}
+
+// Text input limits (Component Reference, "Text Input").
+const (
+	maxInputLabel       = 45
+	maxInputLength      = 4000
+	maxInputPlaceholder = 100
+)
+
+// validateModalInput checks a text input of a modal: its custom_id (1 to
+// 100 characters, unique in the modal), label, lengths, value and
+// placeholder. Other components a modal may hold are left alone.
+func validateModalInput(f *formErrors, path string, raw any, ids map[string]bool) {
+	c, _ := raw.(map[string]any)
+	if typ, _ := c["type"].(float64); typ != 4 {
+		return
+	}
+	id, hasID := c["custom_id"].(string)
+	if !hasID {
+		f.required(path + ".custom_id")
+	} else {
+		f.between(path+".custom_id", len([]rune(id)), 1, maxCustomID)
+		if ids[id] {
+			f.add(path+".custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id was already specified")
+		}
+		ids[id] = true
+	}
+	if label, ok := c["label"].(string); ok {
+		f.maxLen(path+".label", len([]rune(label)), maxInputLabel)
+	}
+	if n, ok := c["min_length"].(float64); ok {
+		f.numberBetween(path+".min_length", int(n), 0, maxInputLength)
+	}
+	if n, ok := c["max_length"].(float64); ok {
+		f.numberBetween(path+".max_length", int(n), 1, maxInputLength)
+	}
+	if v, ok := c["value"].(string); ok {
+		f.maxLen(path+".value", len([]rune(v)), maxInputLength)
+	}
+	if p, ok := c["placeholder"].(string); ok {
+		f.maxLen(path+".placeholder", len([]rune(p)), maxInputPlaceholder)
+	}
 }
 
 // validateChoices checks an autocomplete callback's data — a list of at

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,20 +152,40 @@ func TestAckContentIsTheFirstAnswer(t *testing.T) {
 	}
 }
 
+// textInput is a modal's paragraph input in its action row, with one more
+// field set.
+func textInput(customID, field string, value any) map[string]any {
+	return map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": customID, "label": "Why?", "style": 2, field: value}}}
+}
+
+func modalOf(rows ...any) map[string]any {
+	return map[string]any{"type": 9, "data": map[string]any{"custom_id": "m", "title": "Ticket", "components": rows}}
+}
+
+// A callback's data is checked as Discord checks it; a modal's text inputs
+// by the Component Reference's "Text Input": custom_id 1-100 characters,
+// unique in the modal; label at most 45; min_length 0-4000; max_length
+// 1-4000; value at most 4000; placeholder at most 100.
 func TestCallbackValidation(t *testing.T) {
 	w := newWorld(t)
+	w.SetLimits(sim.LimitChange{Route: "POST /interactions/{interaction_id}/{interaction_token}/callback", Limit: 100, WindowMS: 1000})
 	in := w.command(t)
-	long := make([]byte, 2001)
-	for i := range long {
-		long[i] = 'a'
-	}
 	tests := []struct {
 		body  map[string]any
 		path  string
 		field string
 	}{
-		{map[string]any{"type": 4, "data": map[string]any{"content": string(long)}}, "data.content", "BASE_TYPE_MAX_LENGTH"},
+		{map[string]any{"type": 4, "data": map[string]any{"content": strings.Repeat("a", 2001)}}, "data.content", "BASE_TYPE_MAX_LENGTH"},
 		{map[string]any{"type": 9, "data": map[string]any{"custom_id": "m", "components": row(1, "a")}}, "data.title", "BASE_TYPE_REQUIRED"},
+		{modalOf(textInput("why", "max_length", 4001)), "data.components.0.components.0.max_length", "NUMBER_TYPE_MAX"},
+		{modalOf(textInput("why", "min_length", 4001)), "data.components.0.components.0.min_length", "NUMBER_TYPE_MAX"},
+		{modalOf(textInput("why", "placeholder", strings.Repeat("p", 101))), "data.components.0.components.0.placeholder", "BASE_TYPE_MAX_LENGTH"},
+		{modalOf(textInput("why", "label", strings.Repeat("l", 46))), "data.components.0.components.0.label", "BASE_TYPE_MAX_LENGTH"},
+		{modalOf(textInput("why", "value", strings.Repeat("v", 4001))), "data.components.0.components.0.value", "BASE_TYPE_MAX_LENGTH"},
+		{modalOf(textInput(strings.Repeat("c", 101), "style", 1)), "data.components.0.components.0.custom_id", "BASE_TYPE_BAD_LENGTH"},
+		{modalOf(textInput("why", "style", 1), textInput("why", "style", 2)), "data.components.1.components.0.custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED"},
+		{modalOf(map[string]any{"type": 18, "label": "Why?", "component": map[string]any{"type": 4, "custom_id": "why", "style": 2, "max_length": 0}}),
+			"data.components.0.component.max_length", "NUMBER_TYPE_MIN"},
 		{map[string]any{"type": 6}, "type", "BASE_TYPE_CHOICES"},
 		{map[string]any{}, "type", "BASE_TYPE_REQUIRED"},
 	}
@@ -177,7 +198,8 @@ func TestCallbackValidation(t *testing.T) {
 	}
 	// Rejected callbacks do not acknowledge; a valid modal does.
 	modal := map[string]any{"type": 9, "data": map[string]any{"custom_id": "ticket:new", "title": "New ticket", "components": []any{
-		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "why", "label": "Why?", "style": 2}}},
+		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "why", "label": "Why?", "style": 2,
+			"min_length": 0, "max_length": 4000, "placeholder": strings.Repeat("p", 100), "value": strings.Repeat("v", 4000)}}},
 	}}}
 	wantStatus(t, w.Do("POST", callbackPath(in), modal), 204)
 	if st := w.Interaction(in.ID); !st.Acked || st.AckType != 9 {
