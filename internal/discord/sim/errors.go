@@ -24,6 +24,7 @@ const (
 	codeMaxWebhooks          = 30007
 	codeMaxReactions         = 30010
 	codeMaxChannels          = 30013
+	codeMaxAttachments       = 30015
 	codeAlreadyAcknowledged  = 40060
 	codeMissingAccess        = 50001
 	codeDMChannel            = 50003

@@ -2,12 +2,15 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -131,6 +134,20 @@ func (rq *request) readBody() {
 			rq.files = append(rq.files, upload{field: field, filename: fh.Filename, contentType: fh.Header.Get("Content-Type"), size: int(fh.Size)})
 		}
 	}
+	// The form is a map: the files take the order of their indexes
+	// (files[0], files[1], ...), as a message's attachments do.
+	slices.SortStableFunc(rq.files, func(a, b upload) int {
+		return cmp.Or(cmp.Compare(fileIndex(a.field), fileIndex(b.field)), cmp.Compare(a.field, b.field))
+	})
+}
+
+// fileIndex is n of a files[n] form field, or -1 for another name.
+func fileIndex(field string) int {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(field, "files["), "]"))
+	if err != nil || !strings.HasPrefix(field, "files[") {
+		return -1
+	}
+	return n
 }
 
 // response is what the pipeline decided, written after the lock is released.

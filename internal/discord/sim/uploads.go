@@ -19,7 +19,14 @@ const (
 	maxUploadRequest = 100*mib + mib // the largest request any guild allows, with room for the form
 )
 
-var errTooLarge = &apiError{status: http.StatusRequestEntityTooLarge, code: 40005, message: "Request entity too large"}
+// A message holds at most 10 attachments (Create Message: "up to 10
+// files"; JSON error code 30015).
+const maxFiles = 10
+
+var (
+	errTooLarge = &apiError{status: http.StatusRequestEntityTooLarge, code: 40005, message: "Request entity too large"}
+	errMaxFiles = &apiError{status: http.StatusBadRequest, code: codeMaxAttachments, message: "Maximum number of attachments in a message reached (10)"}
+)
 
 // uploadLimit is the per-file limit in the guild of id ("" for a DM).
 func (s *state) uploadLimit(guildID string) int {
@@ -37,8 +44,12 @@ func (s *state) uploadLimit(guildID string) int {
 }
 
 // uploadsFit refuses a request whose files break Discord's limits for a
-// guild with the given per-file limit: 413, code 40005.
+// guild with the given per-file limit: too many (400, code 30015), or too
+// large (413, code 40005).
 func (rq *request) uploadsFit(limit int) *apiError {
+	if len(rq.files) > maxFiles {
+		return errMaxFiles
+	}
 	total := 0
 	for _, f := range rq.files {
 		if f.size > limit {

@@ -17,6 +17,10 @@ const mib = 1 << 20
 // to /api/v10+path, as the bot when bot is set.
 func upload(t *testing.T, w *world, method, path, payload string, bot bool, sizes ...int) *simtest.Response {
 	t.Helper()
+	return w.Send(uploadRequest(method, path, payload, bot, sizes...))
+}
+
+func uploadRequest(method, path, payload string, bot bool, sizes ...int) *http.Request {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	mw.WriteField("payload_json", payload)
@@ -30,7 +34,7 @@ func upload(t *testing.T, w *world, method, path, payload string, bot bool, size
 	if bot {
 		req.Header.Set("Authorization", "Bot "+simtest.Token)
 	}
-	return w.Send(req)
+	return req
 }
 
 // Discord's upload limit is 10 MiB per file for bots, webhooks and
@@ -41,9 +45,11 @@ func upload(t *testing.T, w *world, method, path, payload string, bot bool, size
 // "Request entity too large" (Opcodes and Status Codes, JSON). A guild's
 // Server Boost level raises the per-file limit to 50 MiB at level 2 and
 // 100 MiB at level 3 (Server Boosting FAQ, linked from "Uploading
-// Files"); level 1 does not.
+// Files"); level 1 does not. A message holds at most 10 files (Create
+// Message), past which Discord answers 400 with code 30015.
 func TestUploadLimit(t *testing.T) {
 	w := newWorld(t)
+	w.SetLimits(sim.LimitChange{Route: "POST /channels/{channel_id}/messages", Limit: 100, WindowMS: 1000})
 	ch := w.g.Channel("general")
 	msgs := "/channels/" + ch + "/messages"
 	tooLarge := func(what string, r *simtest.Response) {
@@ -55,6 +61,22 @@ func TestUploadLimit(t *testing.T) {
 	tooLarge("bot message", upload(t, w, "POST", msgs, `{"content":"log"}`, true, 10*mib+1))
 	wantStatus(t, upload(t, w, "POST", msgs, `{"content":"log"}`, true, 10*mib), 200)
 	wantStatus(t, upload(t, w, "POST", msgs, `{"content":"two logs"}`, true, 9*mib, 9*mib), 200)
+	ten := make([]int, 10)
+	var tenLogs struct{ Attachments []struct{ Filename string } }
+	upload(t, w, "POST", msgs, `{"content":"ten logs"}`, true, ten...).JSON(t, &tenLogs)
+	if len(tenLogs.Attachments) != 10 {
+		t.Fatalf("ten files made %d attachments", len(tenLogs.Attachments))
+	}
+	for i, a := range tenLogs.Attachments {
+		if want := fmt.Sprintf("log%d.txt", i); a.Filename != want {
+			t.Fatalf("attachment %d is %s, want %s: the files' order", i, a.Filename, want)
+		}
+	}
+	// The spec declares files[0] to files[9]: an eleventh breaks it.
+	eleven := w.SendInvalid(uploadRequest("POST", msgs, `{"content":"eleven logs"}`, true, append(ten, 1)...))
+	if e := wantError(t, eleven, 400, 30015); e.Message != "Maximum number of attachments in a message reached (10)" {
+		t.Errorf("eleven files: message %q", e.Message)
+	}
 	tooLarge("three files over 25 MiB", upload(t, w, "POST", msgs, `{"content":"log"}`, true, 9*mib, 9*mib, 8*mib))
 	own := w.post(t, ch, map[string]any{"content": "edit me"})["id"].(string)
 	tooLarge("message edit", upload(t, w, "PATCH", msgs+"/"+own, `{"content":"log"}`, true, 10*mib+1))
@@ -68,7 +90,7 @@ func TestUploadLimit(t *testing.T) {
 	tooLarge("interaction response", upload(t, w, "POST", callback, `{"type":4,"data":{"content":"log"}}`, false, 10*mib+1))
 	wantStatus(t, upload(t, w, "POST", callback, `{"type":4,"data":{"content":"log"}}`, false, 1), 204)
 	tooLarge("follow-up", upload(t, w, "POST", "/webhooks/"+w.g.ApplicationID+"/"+in.Token, `{"content":"log"}`, false, 10*mib+1))
-	if n := len(w.Messages(ch)); n != 4 {
+	if n := len(w.Messages(ch)); n != 5 {
 		t.Fatalf("%d messages: a refused upload was posted", n)
 	}
 

@@ -198,6 +198,14 @@ func (s *Sim) Send(req *http.Request) *Response {
 	return s.send(req)
 }
 
+// SendInvalid is Send for a request that breaks Discord's spec on
+// purpose, as DoInvalid.
+func (s *Sim) SendInvalid(req *http.Request) *Response {
+	s.t.Helper()
+	req.Header.Set(invalidHeader, "1")
+	return s.send(req)
+}
+
 func (s *Sim) send(req *http.Request) *Response {
 	s.t.Helper()
 	resp, err := s.Client.Do(req)
