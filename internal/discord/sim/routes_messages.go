@@ -5,7 +5,10 @@ import (
 	"strings"
 )
 
-var errNonTextChannel = &apiError{status: http.StatusBadRequest, code: 50008, message: "Cannot send messages in a non-text channel"}
+var (
+	errNonTextChannel = &apiError{status: http.StatusBadRequest, code: 50008, message: "Cannot send messages in a non-text channel"}
+	errForumChannel   = &apiError{status: http.StatusBadRequest, code: 40058, message: "Cannot send a message in a forum channel"}
+)
 
 var errEditOthers = &apiError{status: http.StatusForbidden, code: 50005, message: "Cannot edit a message authored by another user"}
 
@@ -104,8 +107,11 @@ func (s *Server) applyEdit(rq *request, m *message, body *messageBody) {
 // messages, the bot can see it and send (in threads: send in threads), and
 // a locked archived thread stays closed.
 func (s *Server) writableChannel(c *channel, files int) *apiError {
-	if c.typ == channelCategory || c.typ == channelForum {
+	switch c.typ {
+	case channelCategory:
 		return errNonTextChannel
+	case channelForum:
+		return errForumChannel
 	}
 	if c.typ == channelDM {
 		if u, ok := s.st.users[c.recipientID]; !ok || u.dmsClosed || u.bot {

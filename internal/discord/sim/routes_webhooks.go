@@ -4,7 +4,9 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"strings"
+	"time"
 )
 
 func newToken() string {
@@ -256,14 +258,45 @@ func executeWebhook(s *Server, rq *request) (any, *apiError) {
 	return rendered, nil
 }
 
+// Discord's answers to a webhook message that names its thread wrongly
+// for its channel (Execute Webhook; JSON error codes 220001-220003).
+var (
+	errForumNeedsThread  = &apiError{status: http.StatusBadRequest, code: 220001, message: "Webhooks posted to forum channels must have a thread_name or thread_id"}
+	errForumBothThreads  = &apiError{status: http.StatusBadRequest, code: 220002, message: "Webhooks posted to forum channels cannot have both a thread_name and thread_id"}
+	errThreadNameOutside = &apiError{status: http.StatusBadRequest, code: 220003, message: "Webhooks can only create threads in forum channels"}
+)
+
 // postAsWebhook posts body as w, under the username and avatar_url it
-// overrides, into w's channel or the thread thread_id names.
+// overrides, into w's channel or the thread thread_id names; in a forum
+// channel, into the thread thread_id names or a new post thread_name
+// names, one of which it must have.
 func (s *Server) postAsWebhook(rq *request, w *webhook, body *messageBody) (any, *apiError) {
+	forum := s.st.channels[w.channelID].typ == channelForum
+	byID := rq.r.URL.Query().Get("thread_id") != ""
+	switch {
+	case !forum && body.ThreadName != nil:
+		return nil, errThreadNameOutside
+	case forum && byID && body.ThreadName != nil:
+		return nil, errForumBothThreads
+	case forum && !byID && body.ThreadName == nil:
+		return nil, errForumNeedsThread
+	}
+	var f formErrors
+	if body.ThreadName != nil {
+		f.requiredLen("thread_name", body.ThreadName, 1, 100)
+	}
+	if err := f.err(); err != nil {
+		return nil, err
+	}
 	c, err := s.webhookTarget(rq, w)
 	if err != nil {
 		return nil, err
 	}
 	m := s.buildMessage(rq, c, body, w.id)
+	if body.ThreadName != nil {
+		c = s.forumPost(rq, c, *body.ThreadName, w.id, m.id)
+		m.channelID = c.id
+	}
 	m.webhookID = w.id
 	if body.Username != nil {
 		m.username = *body.Username
@@ -395,4 +428,20 @@ func executeGitHubWebhook(s *Server, rq *request) (any, *apiError) {
 		return nil, err
 	}
 	return nil, nil
+}
+
+// forumPost opens a post in forum: a public thread named name, owned by
+// ownerID, whose id is its first message's (Discord's forum posts share
+// the id of their starter message).
+func (s *Server) forumPost(rq *request, forum *channel, name, ownerID, id string) *channel {
+	t := &channel{
+		id: id, guildID: forum.guildID, name: name, typ: channelPublicThread,
+		parentID: forum.id, ownerID: ownerID, autoArchive: 4320, createdAt: rq.now,
+		archivedAt: rq.now, invitable: true, threadMembers: map[string]time.Time{},
+	}
+	s.st.channels[t.id] = t
+	ev := s.st.renderChannel(t)
+	ev["newly_created"] = true
+	rq.emit(t.guildID, "THREAD_CREATE", ev)
+	return t
 }

@@ -80,6 +80,48 @@ func TestWebhookThreads(t *testing.T) {
 	wantStatus(t, w.DoAs("DELETE", base+"/messages/"+msg+"?thread_id="+thread, "", nil), 204)
 }
 
+// A webhook in a forum channel posts into a thread: the one thread_id
+// names, or a new post named thread_name, whose id is its first
+// message's; it must name exactly one (Execute Webhook; codes 220001 and
+// 220002), and thread_name is refused outside a forum (220003). The bot
+// cannot post in a forum itself (40058).
+func TestWebhookForumPosts(t *testing.T) {
+	w := newWorld(t)
+	w.SetLimits(sim.LimitChange{Route: "POST /webhooks/{webhook_id}/{webhook_token}", Limit: 100, WindowMS: 1000})
+	forum := jsonMap(t, w.Do("POST", "/guilds/"+w.g.ID+"/channels", map[string]any{"name": "incidents", "type": 15}))["id"].(string)
+	id, token := w.webhook(t, forum)
+	base := "/webhooks/" + id + "/" + token
+	before := len(w.Messages(forum))
+	wantError(t, w.DoAs("POST", base, "", map[string]any{"content": "where?"}), 400, 220001)
+	wantError(t, w.DoAs("POST", base+"?thread_id=1", "", map[string]any{"content": "x", "thread_name": "both"}), 400, 220002)
+	wantError(t, w.DoInvalidAs("POST", base+"?wait=true", "", map[string]any{"content": "x", "thread_name": strings.Repeat("n", 101)}), 400, 50035)
+
+	m := jsonMap(t, w.DoAs("POST", base+"?wait=true", "", map[string]any{"content": "deploy 42 failed", "thread_name": "deploy 42"}))
+	post := m["channel_id"].(string)
+	if post != m["id"] {
+		t.Fatalf("the post's first message %v is in %s: a forum post shares its first message's id", m["id"], post)
+	}
+	th := jsonMap(t, w.Do("GET", "/channels/"+post, nil))
+	if th["type"] != float64(11) || th["parent_id"] != forum || th["name"] != "deploy 42" || th["owner_id"] != id {
+		t.Fatalf("the post %v", th)
+	}
+	again := jsonMap(t, w.DoAs("POST", base+"?wait=true&thread_id="+post, "", map[string]any{"content": "deploy 42 retried"}))
+	if again["channel_id"] != post {
+		t.Fatalf("a reply in the post went to %v", again["channel_id"])
+	}
+	if n := len(w.Messages(post)); n != 2 {
+		t.Fatalf("%d messages in the post, want 2", n)
+	}
+	if n := len(w.Messages(forum)); n != before {
+		t.Fatalf("%d messages in the forum itself: refused requests posted", n-before)
+	}
+
+	general := w.g.Channel("general")
+	gid, gtoken := w.webhook(t, general)
+	wantError(t, w.DoAs("POST", "/webhooks/"+gid+"/"+gtoken, "", map[string]any{"content": "x", "thread_name": "no forum"}), 400, 220003)
+	wantError(t, w.Do("POST", "/channels/"+forum+"/messages", map[string]any{"content": "as the bot"}), 400, 40058)
+}
+
 func TestThreadFromMessageAndMembers(t *testing.T) {
 	w := newWorld(t)
 	ch := w.g.Channel("general")
