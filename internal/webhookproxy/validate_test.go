@@ -8,7 +8,9 @@ import (
 )
 
 // Malformed and oversized requests get Discord's error shapes, and
-// nothing is stored or sent.
+// nothing is stored or sent. An embed's limits are Discord's "Embed
+// Limits", each field's as well as the 6,000 characters of all of them:
+// a request the proxy acknowledged and Discord refused would be lost.
 func TestValidationRefusesAsDiscord(t *testing.T) {
 	t.Parallel()
 	p := start(t, map[string]string{"HERALD_PROXY_MAX_BODY": "20000"})
@@ -37,7 +39,13 @@ func TestValidationRefusesAsDiscord(t *testing.T) {
 		{name: "content too long", body: `{"content":"` + strings.Repeat("x", 2001) + `"}`, status: 400, code: 50035, field: "content", want: "BASE_TYPE_MAX_LENGTH"},
 		{name: "eleven embeds", body: mustJSON(t, map[string]any{"embeds": embeds(11, "x")}), status: 400, code: 50035, field: "embeds", want: "BASE_TYPE_MAX_LENGTH"},
 		{name: "embed text over 6000", body: mustJSON(t, map[string]any{"embeds": embeds(2, strings.Repeat("y", 3500))}), status: 400, code: 50035, field: "embeds", want: "MAX_EMBED_SIZE_EXCEEDED"},
-		{name: "eleven files", contentType: manyFilesType, body: string(manyFiles), status: 400, code: 50035, field: "attachments", want: "BASE_TYPE_MAX_LENGTH"},
+		{name: "field value over 1024", body: mustJSON(t, map[string]any{"embeds": []any{map[string]any{"fields": []any{map[string]any{"name": "q", "value": strings.Repeat("v", 1025)}}}}}),
+			status: 400, code: 50035, field: "embeds", want: `"value":{"_errors":[{"code":"BASE_TYPE_MAX_LENGTH"`},
+		{name: "empty field name", body: mustJSON(t, map[string]any{"embeds": []any{map[string]any{"fields": []any{map[string]any{"name": "", "value": "v"}}}}}),
+			status: 400, code: 50035, field: "embeds", want: `"name":{"_errors":[{"code":"BASE_TYPE_REQUIRED"`},
+		{name: "footer over 2048", body: mustJSON(t, map[string]any{"embeds": []any{map[string]any{"footer": map[string]any{"text": strings.Repeat("f", 2049)}}}}),
+			status: 400, code: 50035, field: "embeds", want: `"footer":{"text":{"_errors":[{"code":"BASE_TYPE_MAX_LENGTH"`},
+		{name: "eleven files", contentType: manyFilesType, body: string(manyFiles), status: 400, code: 30015},
 		{name: "empty", body: `{"content":""}`, status: 400, code: 50006},
 		{name: "not JSON", body: `{"content":`, status: 400, code: 50109},
 		{name: "files too large", contentType: bigFileType, body: string(bigFile), status: 413, code: 40005},
@@ -70,7 +78,7 @@ func TestValidationRefusesAsDiscord(t *testing.T) {
 	if msgs := p.byWebhook(p.Channel("general"), p.hook); len(msgs) != 0 {
 		t.Errorf("%d messages sent", len(msgs))
 	}
-	if !strings.Contains(p.Metrics(), `herald_webhookproxy_refused_total{reason="invalid"} 6`) {
+	if !strings.Contains(p.Metrics(), `herald_webhookproxy_refused_total{reason="invalid"} 9`) {
 		t.Error("the refusals are not counted by reason")
 	}
 }

@@ -28,6 +28,7 @@ var (
 	ErrTooLarge       = &Error{Status: 413, Code: 40005, Message: "Request entity too large"}
 	ErrInvalidJSON    = &Error{Status: 400, Code: 50109, Message: "The request body contains invalid JSON."}
 	errEmptyMessage   = &Error{Status: 400, Code: 50006, Message: "Cannot send an empty message"}
+	errMaxFiles       = &Error{Status: 400, Code: 30015, Message: "Maximum number of attachments in a message reached (10)"}
 )
 
 // FormErrors collects field errors as Discord's 50035 Invalid Form Body

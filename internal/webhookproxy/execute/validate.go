@@ -17,11 +17,18 @@ import (
 // Discord's limits on an executed webhook message (docs: Execute Webhook,
 // Embed Limits).
 const (
-	maxContent    = 2000
-	maxEmbeds     = 10
-	maxEmbedTotal = 6000
-	maxFiles      = 10
-	maxUsername   = 80
+	maxContent          = 2000
+	maxEmbeds           = 10
+	maxEmbedTitle       = 256
+	maxEmbedDescription = 4096
+	maxEmbedFields      = 25
+	maxFieldName        = 256
+	maxFieldValue       = 1024
+	maxFooterText       = 2048
+	maxAuthorName       = 256
+	maxEmbedTotal       = 6000 // every embed's text together
+	maxFiles            = 10
+	maxUsername         = 80
 )
 
 // Discord's upload limit (docs: Reference, Uploading Files; change log of
@@ -68,46 +75,58 @@ func (p Payload) Field(key string, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
-// runes sums the lengths of the string fields keys, in characters.
-func (p Payload) runes(keys ...string) (int, error) {
-	n := 0
-	for _, key := range keys {
-		var s string
-		if err := p.Field(key, &s); err != nil {
-			return 0, err
-		}
-		n += utf8.RuneCountInString(s)
+// runes is the length of the string field key, in characters (0 when
+// it is absent or null).
+func (p Payload) runes(key string) (int, error) {
+	var s string
+	if err := p.Field(key, &s); err != nil {
+		return 0, err
 	}
-	return n, nil
+	return utf8.RuneCountInString(s), nil
 }
 
-// embedSize is an embed's text as Discord counts it against 6,000.
-func embedSize(raw json.RawMessage) (int, error) {
+// checkEmbed applies an embed's own limits and returns its text as
+// Discord counts it against 6,000 characters; ok is false when the embed
+// is not an object of the types Discord reads.
+func checkEmbed(f FormErrors, path string, raw json.RawMessage) (size int, ok bool) {
 	var e, footer, author Payload
 	var fields []Payload
-	if err := json.Unmarshal(raw, &e); err != nil {
-		return 0, err
-	}
-	if err := errors.Join(e.Field("footer", &footer), e.Field("author", &author), e.Field("fields", &fields)); err != nil {
-		return 0, err
+	if json.Unmarshal(raw, &e) != nil || errors.Join(e.Field("footer", &footer), e.Field("author", &author), e.Field("fields", &fields)) != nil {
+		return 0, false
 	}
 	type text struct {
-		in   Payload
-		keys []string
+		in       Payload
+		key      string
+		path     string
+		max      int
+		required bool
 	}
-	texts := []text{{e, []string{"title", "description"}}, {footer, []string{"text"}}, {author, []string{"name"}}}
-	for _, f := range fields {
-		texts = append(texts, text{f, []string{"name", "value"}})
+	texts := []text{
+		{e, "title", path + ".title", maxEmbedTitle, false}, {e, "description", path + ".description", maxEmbedDescription, false},
+		{footer, "text", path + ".footer.text", maxFooterText, false}, {author, "name", path + ".author.name", maxAuthorName, false},
 	}
-	total := 0
-	for _, t := range texts {
-		n, err := t.in.runes(t.keys...)
+	for i, field := range fields {
+		at := path + ".fields." + strconv.Itoa(i)
+		texts = append(texts, text{field, "name", at + ".name", maxFieldName, true}, text{field, "value", at + ".value", maxFieldValue, true})
+	}
+	lengths := make([]int, len(texts))
+	for i, t := range texts {
+		n, err := t.in.runes(t.key)
 		if err != nil {
-			return 0, err
+			return 0, false
 		}
-		total += n
+		lengths[i] = n
 	}
-	return total, nil
+	f.maxLen(path+".fields", len(fields), maxEmbedFields)
+	for i, t := range texts {
+		// An empty field name or value is missing, to Discord too.
+		if t.required && lengths[i] == 0 {
+			f.Add(t.path, "BASE_TYPE_REQUIRED", "This field is required")
+		}
+		f.maxLen(t.path, lengths[i], t.max)
+		size += lengths[i]
+	}
+	return size, true
 }
 
 // validJSON is JSON as Discord reads it: well formed and valid UTF-8,
@@ -150,8 +169,8 @@ func validate(raw []byte, files int) *Error {
 	f.maxLen("embeds", len(embeds), maxEmbeds)
 	total := 0
 	for i, raw := range embeds {
-		n, err := embedSize(raw)
-		if err != nil {
+		n, ok := checkEmbed(f, "embeds."+strconv.Itoa(i), raw)
+		if !ok {
 			f.Add("embeds."+strconv.Itoa(i), "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
 			continue
 		}
@@ -160,9 +179,11 @@ func validate(raw []byte, files int) *Error {
 	if total > maxEmbedTotal {
 		f.Add("embeds", "MAX_EMBED_SIZE_EXCEEDED", fmt.Sprintf("Embed size exceeds maximum size of %d", maxEmbedTotal))
 	}
-	f.maxLen("attachments", files, maxFiles)
 	if err := f.Err(); err != nil {
 		return err
+	}
+	if files > maxFiles {
+		return errMaxFiles
 	}
 	poll := p["poll"]
 	if (content == nil || *content == "") && len(embeds) == 0 && len(components) == 0 &&

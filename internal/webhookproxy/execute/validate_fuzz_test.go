@@ -26,6 +26,8 @@ func FuzzDecode(f *testing.F) {
 		`{"content":"hello"}`, `{"content":"` + long + `"}`, `{"CONTENT":"hello"}`, `{"content":"hi","Content":""}`,
 		`{"content":"","embeds":[{"description":"x"}]}`, `{"embeds":[{"Description":"` + strings.Repeat("y", 6001) + `","description":"z"}]}`,
 		`{"embeds":[{"fields":[{"name":"a","value":"b"}],"footer":{"text":"c"},"author":{"name":"d"}}]}`,
+		`{"embeds":[{"fields":[{"name":"a","value":"` + strings.Repeat("v", 1025) + `"},{"name":"","value":"b"}]}]}`,
+		`{"embeds":[{"title":"` + strings.Repeat("t", 257) + `","author":{"name":5}}]}`,
 		`{"embeds":[{},{},{},{},{},{},{},{},{},{},{}]}`, `{"embeds":"x"}`, `{"embeds":[5]}`, `{"username":""}`,
 		`{"content":"x","username":"` + strings.Repeat("u", 81) + `"}`, `{"poll":null}`, `{"poll":{"question":{"text":"?"}}}`,
 		`{"sticker_ids":["1"]}`, `{"components":[{"type":1}]}`, `{"content":5}`, "{\"content\":\"\xff\"}", `[]`, `null`, `{`, ``,
@@ -168,10 +170,21 @@ func breaksLimits(raw []byte, files int) string {
 	total := 0
 	for _, e := range embeds {
 		e := obj(e)
-		total += length(e["title"]) + length(e["description"]) + length(obj(e["footer"])["text"]) + length(obj(e["author"])["name"])
+		title, description, footer, author := length(e["title"]), length(e["description"]), length(obj(e["footer"])["text"]), length(obj(e["author"])["name"])
+		if title > maxEmbedTitle || description > maxEmbedDescription || footer > maxFooterText || author > maxAuthorName {
+			return "an embed's title, description, footer or author over its limit"
+		}
+		total += title + description + footer + author
 		fields, _ := e["fields"].([]any)
+		if len(fields) > maxEmbedFields {
+			return "over 25 fields"
+		}
 		for _, f := range fields {
-			total += length(obj(f)["name"]) + length(obj(f)["value"])
+			name, value := length(obj(f)["name"]), length(obj(f)["value"])
+			if name < 1 || name > maxFieldName || value < 1 || value > maxFieldValue {
+				return "a field's name or value empty or over its limit"
+			}
+			total += name + value
 		}
 	}
 	if total > maxEmbedTotal {
