@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
 )
@@ -106,6 +108,34 @@ func TestLostAnswerWithoutMessageContent(t *testing.T) {
 	}
 	if m := p.Metrics(); !strings.Contains(m, `herald_webhookproxy_reconciled_total{result="unknowable"} 1`) {
 		t.Errorf("the resend not counted:\n%s", grep(m, "reconciled"))
+	}
+}
+
+// A webhook of a forum channel posts a new thread with thread_name, as on
+// Discord; one without a thread gets Discord's 220001, which the proxy
+// cannot foresee (it does not know the webhook's channel): the caller
+// waiting reads it, and the delivery is a dead letter.
+func TestForumWebhookPostsInAThread(t *testing.T) {
+	t.Parallel()
+	p := start(t, nil)
+	r := p.Sim.Do(http.MethodPost, "/guilds/"+p.Guild.ID+"/channels", map[string]any{"name": "incidents", "type": 15})
+	var forum discordgo.Channel
+	r.JSON(t, &forum)
+	p.hook, p.token = p.webhook(t, forum.ID)
+	a := p.execute(t, "?wait=true", map[string]any{"content": "deploy 42 failed", "thread_name": "deploy 42"})
+	if a.status != http.StatusOK {
+		t.Fatalf("a new post: %d %s", a.status, a.body)
+	}
+	post := a.json(t)["channel_id"].(string)
+	if msgs := p.byWebhook(post, p.hook); len(msgs) != 1 {
+		t.Errorf("%d messages in the new post, want 1", len(msgs))
+	}
+	a = p.execute(t, "?wait=true", map[string]any{"content": "where to?"})
+	if a.status != http.StatusBadRequest || a.json(t)["code"] != float64(220001) {
+		t.Fatalf("%d %s, want Discord's 400 220001", a.status, a.body)
+	}
+	if n := p.count(t, `SELECT count(*) FROM webhookproxy_deliveries WHERE state = 'dead' AND attempts = 1`); n != 1 {
+		t.Fatalf("%d dead letters, want the one without a thread", n)
 	}
 }
 
