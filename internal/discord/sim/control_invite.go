@@ -39,7 +39,7 @@ func (s *Server) Authorize(a Authorization) (string, error) {
 		return "", fmt.Errorf("sim: permissions %q is not a bitfield", q.Get("permissions"))
 	}
 	var roleID string
-	var created map[string]any
+	var created *guildCreate
 	err = s.mutate(func(rq *request) error {
 		st := s.st
 		if q.Get("client_id") != st.appID {
@@ -66,11 +66,11 @@ func (s *Server) Authorize(a Authorization) (string, error) {
 		r := &role{id: st.ids.next(rq.now), name: s.opts.BotName, permissions: perms, position: 1, managed: true}
 		g.roles[r.id] = r
 		g.members[st.botID] = &member{userID: st.botID, roles: []string{r.id}, joinedAt: rq.now}
-		roleID, created = r.id, st.renderGatewayGuild(g)
+		roleID, created = r.id, st.renderGuildCreate(g)
 		return nil
 	})
 	if err == nil && created != nil {
-		s.gw.Dispatch(a.GuildID, "GUILD_CREATE", created)
+		s.gw.DispatchGuild(a.GuildID, created.full, created.withoutPresences)
 	}
 	return roleID, err
 }

@@ -166,7 +166,7 @@ func (s *Server) LoadFixture(f Fixture) (FixtureResult, error) {
 		return FixtureResult{}, err
 	}
 	if guild != nil {
-		s.gw.Dispatch(res.ID, "GUILD_CREATE", guild)
+		s.gw.DispatchGuild(res.ID, guild.full, guild.withoutPresences)
 	}
 	return res, nil
 }
@@ -184,7 +184,7 @@ func parsePerms(field, v string, def uint64) (uint64, error) {
 
 // loadFixture builds the guild under the lock. It validates everything
 // before changing state.
-func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
+func (s *Server) loadFixture(f Fixture) (FixtureResult, *guildCreate, error) {
 	now := s.clock.Now()
 	st := s.st
 	if f.Name == "" {
@@ -280,7 +280,7 @@ func (s *Server) loadFixture(f Fixture) (FixtureResult, map[string]any, error) {
 	if f.Uninvited {
 		return res, nil, nil
 	}
-	return res, st.renderGatewayGuild(g), nil
+	return res, st.renderGuildCreate(g), nil
 }
 
 // fixtureChannels builds the channels, categories first so children can

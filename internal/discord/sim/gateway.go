@@ -43,7 +43,7 @@ func newGateway(s *Server) *wsgateway.Gateway {
 	})
 }
 
-func (s *Server) ready(shardID, shardCount int) wsgateway.Ready {
+func (s *Server) ready(shardID, shardCount int, presences bool) wsgateway.Ready {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	user, _ := json.Marshal(s.st.renderUser(s.st.botID))
@@ -59,7 +59,7 @@ func (s *Server) ready(shardID, shardCount int) wsgateway.Ready {
 				continue
 			}
 		}
-		g, _ := json.Marshal(s.st.renderGatewayGuild(s.st.guilds[id]))
+		g, _ := json.Marshal(s.st.renderGatewayGuild(s.st.guilds[id], presences))
 		r.Guilds = append(r.Guilds, g)
 	}
 	return r

@@ -238,9 +238,21 @@ func (s *state) renderGuild(g *guild) map[string]any {
 	}
 }
 
+// guildCreate is a GUILD_CREATE as the sessions with the Guild Presences
+// intent receive it, and as those without it do.
+type guildCreate struct{ full, withoutPresences map[string]any }
+
+func (s *state) renderGuildCreate(g *guild) *guildCreate {
+	return &guildCreate{s.renderGatewayGuild(g, true), s.renderGatewayGuild(g, false)}
+}
+
 // renderGatewayGuild is the GUILD_CREATE payload: the guild with its
-// channels, threads and members.
-func (s *state) renderGatewayGuild(g *guild) map[string]any {
+// channels, threads and members. Without the Guild Presences intent the
+// members are only the bot and those in voice channels, of whom the
+// simulator has none ("Guild Create": "If your bot does not have the
+// GUILD_PRESENCES Gateway Intent ... members and presences returned in
+// this event will only contain your bot and users in voice channels").
+func (s *state) renderGatewayGuild(g *guild, presences bool) map[string]any {
 	out := s.renderGuild(g)
 	channels, threads := []any{}, []any{}
 	for _, id := range g.channels {
@@ -253,7 +265,9 @@ func (s *state) renderGatewayGuild(g *guild) map[string]any {
 	}
 	members := []any{}
 	for _, m := range g.members {
-		members = append(members, s.renderMember(m))
+		if presences || m.userID == s.botID {
+			members = append(members, s.renderMember(m))
+		}
 	}
 	out["channels"] = channels
 	out["threads"] = threads

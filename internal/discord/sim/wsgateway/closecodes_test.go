@@ -69,7 +69,7 @@ func TestProtocolErrorsClose(t *testing.T) {
 		{name: "negative shard id", action: identifyWith(func(d map[string]any) { d["shard"] = []int{-1, 2} }), code: CloseInvalidShard},
 		{name: "shard of one element", action: identifyWith(func(d map[string]any) { d["shard"] = []int{0} }), code: CloseInvalidShard},
 		{name: "zero shards", action: identifyWith(func(d map[string]any) { d["shard"] = []int{0, 0} }), code: CloseInvalidShard},
-		{name: "too many guilds for one shard", cfg: Config{Ready: func(int, int) Ready {
+		{name: "too many guilds for one shard", cfg: Config{Ready: func(int, int, bool) Ready {
 			guilds := make([]json.RawMessage, maxGuildsPerShard+1)
 			for i := range guilds {
 				guilds[i] = testGuild(uint64(i+1) << 22)

@@ -95,7 +95,7 @@ func (c *conn) identify(d json.RawMessage) {
 		return
 	}
 
-	ready := c.g.ready(shard[0], shard[1])
+	ready := c.g.ready(shard[0], shard[1], *id.Intents&intentGuildPresences != 0)
 	if len(ready.Guilds) > maxGuildsPerShard {
 		c.fail(CloseShardingRequired)
 		return

@@ -31,7 +31,10 @@ type Config struct {
 	Clock             clockwork.Clock                     // nil = real clock
 	HeartbeatInterval time.Duration                       // default 41250 ms; the sim passes it already scaled
 	Authorize         func(token string) bool             // gets the token without "Bot "; nil accepts all; false → close 4004
-	Ready             func(shardID, shardCount int) Ready // called on each valid IDENTIFY, outside the gateway's lock
+	// Ready is called on each valid IDENTIFY, outside the gateway's lock;
+	// presences says whether the session has the Guild Presences intent,
+	// without which a GUILD_CREATE lists only the bot and members in voice.
+	Ready func(shardID, shardCount int, presences bool) Ready
 	Logger            *slog.Logger                        // nil discards; tokens are never logged
 
 	// DisallowedIntents returns the intent bits the application may not
@@ -75,7 +78,7 @@ type Gateway struct {
 	clock        clockwork.Clock
 	interval     time.Duration
 	authorize    func(string) bool
-	ready        func(shardID, shardCount int) Ready
+	ready        func(shardID, shardCount int, presences bool) Ready
 	log          *slog.Logger
 	disallowed   func() int64
 	resumeWindow time.Duration
@@ -159,24 +162,37 @@ func New(cfg Config) *Gateway {
 // guildID is "", and only to sessions whose intents cover eventType. Sessions
 // that are disconnected but resumable buffer it for their RESUME.
 func (g *Gateway) Dispatch(guildID, eventType string, data any) {
-	g.DispatchMessage(guildID, eventType, data, nil)
+	g.dispatch(guildID, eventType, data, nil, 0)
 }
 
 // DispatchMessage is Dispatch for an event that carries message content
 // (MESSAGE_CREATE, MESSAGE_UPDATE): sessions that identified without the
 // Message Content privileged intent receive withoutContent instead of data.
 // A nil withoutContent sends data to every session, for the messages
-// Discord never blanks (DMs, the bot's own, those that mention it). Each
-// is encoded once, by jsontree: the simulator renders events as map trees.
+// Discord never blanks (DMs, the bot's own, those that mention it).
 func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutContent any) {
+	g.dispatch(guildID, eventType, data, withoutContent, intentMessageContent)
+}
+
+// DispatchGuild is Dispatch for a GUILD_CREATE: sessions without the
+// Guild Presences intent receive withoutPresences, whose members are only
+// the bot and those in voice ("Guild Create", gateway events).
+func (g *Gateway) DispatchGuild(guildID string, data, withoutPresences any) {
+	g.dispatch(guildID, "GUILD_CREATE", data, withoutPresences, intentGuildPresences)
+}
+
+// dispatch sends data, or alt to the sessions without intent when alt is
+// not nil. Each is encoded once, by jsontree: the simulator renders
+// events as map trees.
+func (g *Gateway) dispatch(guildID, eventType string, data, alt any, intent int64) {
 	payload, err := jsontree.Marshal(data)
 	if err != nil {
 		g.log.Error("gateway dispatch not encodable", "event", eventType, "err", err)
 		return
 	}
-	blanked := payload
-	if withoutContent != nil {
-		if blanked, err = jsontree.Marshal(withoutContent); err != nil {
+	altPayload := payload
+	if alt != nil {
+		if altPayload, err = jsontree.Marshal(alt); err != nil {
 			g.log.Error("gateway dispatch not encodable", "event", eventType, "err", err)
 			return
 		}
@@ -201,8 +217,8 @@ func (g *Gateway) DispatchMessage(guildID, eventType string, data, withoutConten
 			continue
 		}
 		data := payload
-		if s.intents&intentMessageContent == 0 {
-			data = blanked
+		if s.intents&intent == 0 {
+			data = altPayload
 		}
 		f := s.record(eventType, data)
 		if s.conn != nil {

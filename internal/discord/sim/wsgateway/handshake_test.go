@@ -14,9 +14,9 @@ func TestHelloIdentifyReadyGuildCreate(t *testing.T) {
 	ready := testReady(testGuild(1<<22), testGuild(2<<22))
 	g := New(Config{
 		HeartbeatInterval: 1234 * time.Millisecond,
-		Ready: func(id, count int) Ready {
+		Ready: func(id, count int, presences bool) Ready {
 			shards <- [2]int{id, count}
-			return ready(id, count)
+			return ready(id, count, presences)
 		},
 	})
 	base := serve(t, g)
@@ -76,9 +76,9 @@ func TestHelloIdentifyReadyGuildCreate(t *testing.T) {
 func TestReadyEchoesShardAndVersion(t *testing.T) {
 	t.Parallel()
 	shards := make(chan [2]int, 1)
-	g := New(Config{Ready: func(id, count int) Ready {
+	g := New(Config{Ready: func(id, count int, presences bool) Ready {
 		shards <- [2]int{id, count}
-		return testReady()(id, count)
+		return testReady()(id, count, presences)
 	}})
 	base := serve(t, g)
 	c := dial(t, base+"/?v=9")

@@ -33,8 +33,8 @@ func guildOnShard(shard, count int, n uint64) uint64 {
 	return (uint64(count)*n + uint64(shard)) << 22
 }
 
-func testReady(guilds ...json.RawMessage) func(int, int) Ready {
-	return func(int, int) Ready {
+func testReady(guilds ...json.RawMessage) func(int, int, bool) Ready {
+	return func(int, int, bool) Ready {
 		return Ready{
 			User:        json.RawMessage(`{"id":"100","username":"herald","discriminator":"0","bot":true}`),
 			Application: json.RawMessage(`{"id":"200","flags":0}`),
