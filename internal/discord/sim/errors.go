@@ -149,6 +149,11 @@ func (f *formErrors) numberBetween(path string, got, min, max int) {
 	}
 }
 
+// notObject refuses a value that should be a JSON object.
+func (f *formErrors) notObject(path string) {
+	f.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+}
+
 func (f *formErrors) required(path string) {
 	f.add(path, "BASE_TYPE_REQUIRED", "This field is required")
 }

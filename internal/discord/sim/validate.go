@@ -119,7 +119,7 @@ func (b *messageBody) empty(files int) bool {
 func validateEmbed(f *formErrors, path string, raw any) int {
 	e, ok := raw.(map[string]any)
 	if !ok {
-		f.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+		f.notObject(path)
 		return 0
 	}
 	size := 0
@@ -144,7 +144,7 @@ func validateEmbed(f *formErrors, path string, raw any) int {
 		at := path + ".fields." + strconv.Itoa(i)
 		field, ok := raw.(map[string]any)
 		if !ok {
-			f.add(at, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+			f.notObject(at)
 			continue
 		}
 		for _, k := range []struct {
@@ -181,7 +181,7 @@ func isSelect(typ float64) bool { return typ == 3 || (typ >= 5 && typ <= 8) }
 func validateComponent(f *formErrors, path string, raw any, ids map[string]bool) {
 	c, ok := raw.(map[string]any)
 	if !ok {
-		f.add(path, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+		f.notObject(path)
 		return
 	}
 	if id, ok := c["custom_id"].(string); ok {
@@ -274,7 +274,7 @@ func validateSelect(f *formErrors, path string, c map[string]any, typ float64) {
 		opt := path + ".options." + strconv.Itoa(i)
 		o, ok := raw.(map[string]any)
 		if !ok {
-			f.add(opt, "MODEL_TYPE_CONVERT", "Only dictionaries may be used in a ModelType")
+			f.notObject(opt)
 			continue
 		}
 		for _, field := range []string{"label", "value"} {
