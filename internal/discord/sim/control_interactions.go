@@ -217,7 +217,7 @@ func (s *Server) newInteraction(rq *request, req InteractionRequest) (*interacti
 	}
 	bot := s.st.botMember(g)
 	memberJSON := s.st.renderMember(m)
-	memberJSON["permissions"] = strconv.FormatUint(s.st.channelPermissions(g, m, c), 10)
+	memberJSON["permissions"] = strconv.FormatUint(s.st.memberPermissions(g, m, c, rq.now), 10)
 	in.payload = map[string]any{
 		"id": in.id, "application_id": s.st.appID, "type": interactionType(req.Kind),
 		"data": data, "guild_id": g.id, "channel_id": c.id, "channel": s.st.renderChannel(c),

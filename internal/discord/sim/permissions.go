@@ -1,5 +1,7 @@
 package sim
 
+import "time"
+
 // Permission bits (Discord's permission flags).
 const (
 	permCreateInstantInvite   uint64 = 1 << 0
@@ -88,6 +90,21 @@ func (s *state) channelPermissions(g *guild, m *member, c *channel) uint64 {
 		return 0
 	}
 	return perms
+}
+
+// memberPermissions is what an interaction tells of a member's
+// permissions in c at now: the channel's, less all but View Channel and
+// Read Message History while the member is timed out (Permissions:
+// "Timed out members will temporarily lose all permissions except
+// VIEW_CHANNEL and READ_MESSAGE_HISTORY. Owners and admin users with
+// ADMINISTRATOR permissions are exempt."). The bot's own checks need no
+// timeout: nothing in the simulator can time the bot out.
+func (s *state) memberPermissions(g *guild, m *member, c *channel, now time.Time) uint64 {
+	perms := s.channelPermissions(g, m, c)
+	if m.timeoutExpiry == nil || !now.Before(*m.timeoutExpiry) || perms == permAll {
+		return perms
+	}
+	return perms & (permViewChannel | permReadMessageHistory)
 }
 
 func hasRole(m *member, roleID string) bool {

@@ -75,7 +75,7 @@ func (r *resolved) user(id string) error {
 		for _, k := range []string{"user", "deaf", "mute"} {
 			delete(pm, k)
 		}
-		pm["permissions"] = strconv.FormatUint(r.s.st.channelPermissions(r.g, m, r.c), 10)
+		pm["permissions"] = strconv.FormatUint(r.s.st.memberPermissions(r.g, m, r.c, r.rq.now), 10)
 		r.put("members", id, pm)
 	}
 	return nil
@@ -99,7 +99,7 @@ func (r *resolved) channel(id string) error {
 	}
 	pc := map[string]any{
 		"id": c.id, "name": c.name, "type": c.typ,
-		"permissions": strconv.FormatUint(r.s.st.channelPermissions(r.g, r.invoker, c), 10),
+		"permissions": strconv.FormatUint(r.s.st.memberPermissions(r.g, r.invoker, c, r.rq.now), 10),
 	}
 	if c.isThread() {
 		full := r.s.st.renderChannel(c)

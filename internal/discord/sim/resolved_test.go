@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 )
@@ -127,5 +128,40 @@ func TestSelectMenuResolvedData(t *testing.T) {
 				t.Fatalf("type %d: resolved %s lacks %s: %v", tc.ctype, k, tc.value, res)
 			}
 		}
+	}
+}
+
+// A timed-out member may only view channels and read their history
+// (Permissions: "Timed out members will temporarily lose all permissions
+// except VIEW_CHANNEL and READ_MESSAGE_HISTORY"), and an interaction says
+// so, for its invoker and for resolved members; the timeout's end gives
+// the permissions back.
+func TestTimedOutMemberPermissions(t *testing.T) {
+	f := sim.DefaultFixture()
+	f.BotRole = &sim.FixtureRole{Name: "herald", Position: 5, Permissions: "1099511627776"} // Moderate Members
+	w := newWorldWith(t, f)
+	gw := w.gateway(t, allTestIntents)
+	carol := w.g.Member("carol")
+	general := w.g.Channel("general")
+	until := w.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	wantStatus(t, w.Do("PATCH", "/guilds/"+w.g.ID+"/members/"+carol, map[string]any{"communication_disabled_until": until}), 200)
+	const viewAndHistory = "66560" // 1<<10 | 1<<16
+	permissions := func(user string) (invoker, resolved string) {
+		t.Helper()
+		w.Interact(sim.InteractionRequest{GuildID: w.g.ID, ChannelID: general, UserID: user, Kind: "command", Name: "herald",
+			Options: []any{map[string]any{"name": "member", "type": 6, "value": carol}}})
+		ev := gw.next("INTERACTION_CREATE")
+		member := ev["data"].(map[string]any)["resolved"].(map[string]any)["members"].(map[string]any)[carol].(map[string]any)
+		return ev["member"].(map[string]any)["permissions"].(string), member["permissions"].(string)
+	}
+	if invoker, resolved := permissions(carol); invoker != viewAndHistory || resolved != viewAndHistory {
+		t.Errorf("timed out: invoker %s, resolved %s; want %s", invoker, resolved, viewAndHistory)
+	}
+	if _, resolved := permissions(w.g.Member("alice")); resolved != viewAndHistory {
+		t.Errorf("timed out, resolved for another invoker: %s, want %s", resolved, viewAndHistory)
+	}
+	w.Clock.Advance(time.Hour)
+	if invoker, resolved := permissions(carol); invoker == viewAndHistory || invoker != resolved {
+		t.Errorf("after the timeout: invoker %s, resolved %s; want the permissions back", invoker, resolved)
 	}
 }
