@@ -24,7 +24,7 @@ func TestOf(t *testing.T) {
 		{"refused_total", map[string]string{"reason": "busy"}, 3},
 		{"refused_total", map[string]string{"reason": "bad_signature"}, 1},
 		{"refused_total", map[string]string{"reason": "other"}, -1},
-		{"refused_total", nil, -1},                                          // the series has a label
+		{"refused_total", nil, -1},                                           // the series has a label
 		{"refused_total", map[string]string{"reason": "busy", "x": "y"}, -1}, // and only one
 		{"refused_total", map[string]string{"cause": "busy"}, -1},
 		{"waiting", nil, 7},
