@@ -2,7 +2,9 @@ package sim_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
@@ -119,4 +121,58 @@ func TestListCommandsLocalizations(t *testing.T) {
 			t.Errorf("%s in the bot's en-US: %v", path, c)
 		}
 	}
+}
+
+// A registration is refused whole, 400 50035, when a required option
+// follows an optional one in any array, at the option's index
+// (APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID, discord-api-docs#5615),
+// or when a slash command's names, descriptions and choice values — each
+// field counted at its longest localization — exceed 8000 characters
+// (Application Commands) at the command (APPLICATION_COMMAND_TOO_LARGE).
+func TestCommandShapeLimits(t *testing.T) {
+	w := newWorld(t)
+	path := "/applications/" + w.g.ApplicationID + "/guilds/" + w.g.ID + "/commands"
+	w.SetLimits(sim.LimitChange{Route: "PUT /applications/{application_id}/guilds/{guild_id}/commands", Limit: 100, WindowMS: 1000})
+	required := func(name string) map[string]any {
+		o := strOption(name, "")
+		o["required"] = true
+		return o
+	}
+	// Each option: a 32-character name, a 100-character description and
+	// Korean ones of 30 and 100, counted once at the longest: 132.
+	option := func(i int) map[string]any {
+		o := map[string]any{"type": 3, "name": fmt.Sprintf("%032d", i), "description": strings.Repeat("d", 100),
+			"name_localizations":        map[string]any{"ko": fmt.Sprintf("%s%02d", strings.Repeat("이", 28), i)},
+			"description_localizations": map[string]any{"ko": strings.Repeat("설", 100)}}
+		return o
+	}
+	big := func(subs int) map[string]any {
+		cmd := slash("big") // 3 + 7 characters
+		for s := range subs {
+			sc := sub(fmt.Sprintf("s%d", s), "") // 2 + 8
+			for i := range 25 {
+				sc["options"] = append(sc["options"].([]any), option(i))
+			}
+			cmd["options"] = append(cmd["options"].([]any), sc)
+		}
+		return cmd
+	}
+	for _, tc := range []struct {
+		name        string
+		cmds        []any
+		field, code string
+	}{
+		{"a required option after an optional one", []any{slash("ticket", strOption("note", ""), required("user"))}, "0.options.1", "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID"},
+		{"the same in a subcommand", []any{slash("ticket", sub("add", "", strOption("note", ""), required("user")))}, "0.options.0.options.1", "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID"},
+		// 10 + 3 * (10 + 25 * 132) = 9,940 characters.
+		{"over 8000 characters", []any{big(3)}, "0", "APPLICATION_COMMAND_TOO_LARGE"},
+	} {
+		e := wantError(t, w.Do("PUT", path, tc.cmds), 400, 50035)
+		if got := fieldError(e, tc.field); got != tc.code {
+			raw, _ := json.Marshal(e.Errors)
+			t.Errorf("%s: errors %s, want %s at %s", tc.name, raw, tc.code, tc.field)
+		}
+	}
+	// 10 + 2 * (10 + 25 * 132) = 6,630 characters; required first.
+	wantStatus(t, w.Do("PUT", path, []any{big(2), slash("ticket", required("user"), strOption("note", ""))}), 200)
 }

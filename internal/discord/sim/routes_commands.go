@@ -180,6 +180,10 @@ func (s *Server) overwriteCommands(rq *request, old []*command, guildID string) 
 		}
 		seen[key] = true
 		siblingNames(&f, path+".options", b["options"])
+		requiredFirst(&f, path+".options", b["options"])
+		if typ == 1 && commandSize(b) > maxCommandSize {
+			f.add(path, "APPLICATION_COMMAND_TOO_LARGE", "Command exceeds maximum size ("+strconv.Itoa(maxCommandSize)+")")
+		}
 		storedForm(b) // what Discord keeps of the definition a client sent
 		cmd := &command{guildID: guildID, body: b, name: name, description: desc, typ: typ}
 		for _, prev := range old {
