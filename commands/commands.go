@@ -118,6 +118,9 @@ func Merge(decls ...[]*discordgo.ApplicationCommand) ([]*discordgo.ApplicationCo
 		if len(c.Options) > maxOptions {
 			errs = append(errs, fmt.Errorf("commands: /%s has %d options, Discord allows %d", c.Name, len(c.Options), maxOptions))
 		}
+		if n := size(c); n > maxSize {
+			errs = append(errs, fmt.Errorf("commands: /%s holds %d characters of names, descriptions and choices, Discord allows %d", c.Name, n, maxSize))
+		}
 		var locs map[discordgo.Locale]string
 		if c.NameLocalizations != nil {
 			locs = *c.NameLocalizations
@@ -262,6 +265,9 @@ func validate(c *discordgo.ApplicationCommand) error {
 			}
 			if o.Required && !required {
 				errs = append(errs, fmt.Errorf("commands: %s: a required option after an optional one", p))
+			}
+			if o.Autocomplete && len(o.Choices) > 0 {
+				errs = append(errs, fmt.Errorf("commands: %s: autocomplete with choices (Discord allows one or the other)", p))
 			}
 			required = required && o.Required
 			walk(p, o.Options)
