@@ -234,3 +234,55 @@ func TestChannelRenameLimit(t *testing.T) {
 	w.Clock.Advance(9 * time.Minute)
 	wantStatus(t, w.Do("PATCH", path, map[string]any{"name": "c"}), 200)
 }
+
+// The overwrites the bot may set (Create Guild Channel, Modify Channel,
+// Edit Channel Permissions): changing a channel's overwrites takes Manage
+// Roles besides Manage Channels; the bot may only allow or deny what it
+// holds in the guild, unless it has a Manage Roles overwrite in the
+// channel; and only an administrator may set Manage Roles on a channel
+// it creates.
+func TestOverwritesTheBotMaySet(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t, simtest.WithFakeClock())
+	const (
+		view, send    = 1 << 10, 1 << 11
+		administrator = 1 << 3
+		manageChans   = 1 << 4
+		manageRoles   = 1 << 28
+		manageHooks   = 1 << 29
+	)
+	guild := func(name string, perms int) sim.FixtureResult {
+		return s.CreateGuild(sim.Fixture{Name: name, Channels: []sim.FixtureChannel{{Name: "general"}},
+			Roles:   []sim.FixtureRole{{Name: "Staff", Permissions: "0", Position: 1}},
+			BotRole: &sim.FixtureRole{Name: "herald", Permissions: fmt.Sprint(perms), Position: 2}})
+	}
+	overwrite := func(id string, typ, allow int) map[string]any {
+		return map[string]any{"id": id, "type": typ, "allow": fmt.Sprint(allow), "deny": "0"}
+	}
+
+	noRoles := guild("no manage roles", view|send|manageChans)
+	general := "/channels/" + noRoles.Channel("general")
+	wantError(t, s.Do("PATCH", general, map[string]any{"permission_overwrites": []any{overwrite(noRoles.Role("Staff"), 0, view)}}), 403, 50013)
+	wantStatus(t, s.Do("PATCH", general, map[string]any{"name": "lobby"}), 200)
+
+	g := guild("manage roles", view|send|manageChans|manageRoles)
+	staff := g.Role("Staff")
+	create := func(ows ...any) *simtest.Response {
+		return s.Do("POST", "/guilds/"+g.ID+"/channels", map[string]any{"name": "ticket", "permission_overwrites": ows})
+	}
+	wantError(t, create(overwrite(staff, 0, view|manageRoles)), 403, 50013)
+	wantStatus(t, create(overwrite(staff, 0, view)), 201)
+	general = "/channels/" + g.Channel("general")
+	wantStatus(t, s.Do("PATCH", general, map[string]any{"permission_overwrites": []any{overwrite(staff, 0, view)}}), 200)
+	put := func(id string, typ, allow int) *simtest.Response {
+		return s.Do("PUT", general+"/permissions/"+id, map[string]any{"type": typ, "allow": fmt.Sprint(allow), "deny": "0"})
+	}
+	wantError(t, put(staff, 0, manageHooks), 403, 50013)
+	// A Manage Roles overwrite of its own lets the bot set anything there.
+	wantStatus(t, put(g.BotUserID, 1, manageRoles), 204)
+	wantStatus(t, put(staff, 0, manageHooks), 204)
+
+	admin := guild("administrator", administrator)
+	wantStatus(t, s.Do("POST", "/guilds/"+admin.ID+"/channels", map[string]any{"name": "ticket",
+		"permission_overwrites": []any{overwrite(admin.Role("Staff"), 0, view|manageRoles)}}), 201)
+}

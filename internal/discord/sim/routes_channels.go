@@ -108,17 +108,28 @@ func (s *Server) checkParent(g *guild, c *channel, parentID string, f *formError
 	}
 }
 
-// toOverwrites checks that the bot only allows or denies permissions it
-// holds itself, unless it may manage roles in the channel.
-func (s *Server) toOverwrites(g *guild, body []overwriteBody) ([]overwrite, *apiError) {
-	bot := basePermissions(g, s.st.botMember(g))
+// toOverwrites checks the overwrites the bot sets on c (a channel being
+// created has no id yet): it may only allow or deny permissions it holds
+// in the guild, unless it has a Manage Roles overwrite in c; and only an
+// administrator may set Manage Roles on a channel it creates (Create
+// Guild Channel, Modify Channel, Edit Channel Permissions).
+func (s *Server) toOverwrites(g *guild, c *channel, body []overwriteBody) ([]overwrite, *apiError) {
+	bot := s.st.botMember(g)
+	allowed := basePermissions(g, bot)
+	switch {
+	case allowed&permAdministrator != 0:
+	case c.id == "":
+		allowed &^= permManageRoles
+	case manageRolesOverwrite(g, c, bot):
+		allowed = permAll
+	}
 	out := make([]overwrite, 0, len(body))
 	var f formErrors
 	for i, o := range body {
 		if o.Type != 0 && o.Type != 1 {
 			f.add("permission_overwrites."+strconv.Itoa(i)+".type", "BASE_TYPE_CHOICES", "Value must be one of {0, 1}.")
 		}
-		if uint64(o.Allow|o.Deny)&^bot != 0 {
+		if uint64(o.Allow|o.Deny)&^allowed != 0 {
 			return nil, errMissingPermissions
 		}
 		out = append(out, overwrite{id: o.ID, typ: o.Type, allow: uint64(o.Allow), deny: uint64(o.Deny)})
@@ -126,11 +137,23 @@ func (s *Server) toOverwrites(g *guild, body []overwriteBody) ([]overwrite, *api
 	return out, f.err()
 }
 
+// manageRolesOverwrite reports whether c has an overwrite allowing m
+// Manage Roles: m's own, or one of a role m has.
+func manageRolesOverwrite(g *guild, c *channel, m *member) bool {
+	for _, o := range c.overwrites {
+		mine := o.typ == 1 && o.id == m.userID || o.typ == 0 && (o.id == g.id || hasRole(m, o.id))
+		if mine && o.allow&permManageRoles != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // applyChannel sets on c, new or existing, what a create or modify body
 // carries; c is left as it was when the overwrites are refused.
 func (s *Server) applyChannel(g *guild, c *channel, body *channelBody) *apiError {
 	if body.PermissionOverwrites != nil {
-		ows, err := s.toOverwrites(g, *body.PermissionOverwrites)
+		ows, err := s.toOverwrites(g, c, *body.PermissionOverwrites)
 		if err != nil {
 			return err
 		}
@@ -255,7 +278,11 @@ func modifyChannel(s *Server, rq *request) (any, *apiError) {
 	if err := s.checkChannel(g, c, &body, false); err != nil {
 		return nil, err
 	}
-	if err := s.st.requireChannel(c, permManageChannels); err != nil {
+	perm := permManageChannels
+	if body.PermissionOverwrites != nil {
+		perm |= permManageRoles // "If modifying permission overwrites, the MANAGE_ROLES permission is required"
+	}
+	if err := s.st.requireChannel(c, perm); err != nil {
 		return nil, err
 	}
 	if err := s.applyChannel(g, c, &body); err != nil {

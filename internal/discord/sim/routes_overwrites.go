@@ -56,7 +56,7 @@ func putOverwrite(s *Server, rq *request) (any, *apiError) {
 	if body.Deny != nil {
 		o.Deny = *body.Deny
 	}
-	ows, err := s.toOverwrites(g, []overwriteBody{o})
+	ows, err := s.toOverwrites(g, c, []overwriteBody{o})
 	if err != nil {
 		return nil, err
 	}
