@@ -31,11 +31,12 @@ type Config struct {
 	Clock             clockwork.Clock         // nil = real clock
 	HeartbeatInterval time.Duration           // default 41250 ms; the sim passes it already scaled
 	Authorize         func(token string) bool // gets the token without "Bot "; nil accepts all; false → close 4004
+	Logger            *slog.Logger            // nil discards; tokens are never logged
+
 	// Ready is called on each valid IDENTIFY, outside the gateway's lock;
 	// presences says whether the session has the Guild Presences intent,
 	// without which a GUILD_CREATE lists only the bot and members in voice.
-	Ready  func(shardID, shardCount int, presences bool) Ready
-	Logger *slog.Logger // nil discards; tokens are never logged
+	Ready func(shardID, shardCount int, presences bool) Ready
 
 	// DisallowedIntents returns the intent bits the application may not
 	// use (privileged intents not enabled for it), asked at each IDENTIFY;
