@@ -218,10 +218,7 @@ func validateModalInput(f *formErrors, path string, raw any, ids map[string]bool
 		f.required(path + ".custom_id")
 	} else {
 		f.between(path+".custom_id", len([]rune(id)), 1, maxCustomID)
-		if ids[id] {
-			f.add(path+".custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id was already specified")
-		}
-		ids[id] = true
+		onceIn(f, path+".custom_id", id, ids)
 	}
 	if label, ok := c["label"].(string); ok {
 		f.maxLen(path+".label", len([]rune(label)), maxInputLabel)

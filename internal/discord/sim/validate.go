@@ -186,10 +186,7 @@ func validateComponent(f *formErrors, path string, raw any, ids map[string]bool)
 	}
 	if id, ok := c["custom_id"].(string); ok {
 		f.maxLen(path+".custom_id", len([]rune(id)), maxCustomID)
-		if ids[id] {
-			f.add(path+".custom_id", "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id was already specified")
-		}
-		ids[id] = true
+		onceIn(f, path+".custom_id", id, ids)
 	}
 	typ, _ := c["type"].(float64)
 	switch {
@@ -213,6 +210,16 @@ func validateComponent(f *formErrors, path string, raw any, ids map[string]bool)
 			validateComponent(f, path+".components."+strconv.Itoa(i), child, ids)
 		}
 	}
+}
+
+// onceIn records a component's custom_id among ids, those already seen
+// in its message or modal, and refuses one seen before: components "must
+// not share the same custom_id" (Component Reference).
+func onceIn(f *formErrors, path, id string, ids map[string]bool) {
+	if ids[id] {
+		f.add(path, "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id was already specified")
+	}
+	ids[id] = true
 }
 
 // validateRow checks an action row: one to five children, and no more
