@@ -320,11 +320,15 @@ func TestReleasedBucketGoesToWhoAskedFirst(t *testing.T) {
 // The engine's worker waiting for a global slot on a held bucket is woken
 // when another member asks for it: its next claim says the bucket is
 // wanted, which counts in its turn for a slot (transport's schedule.go).
+//
+// Leases of 3 s: with 600 ms ones, a Postgres slowed by a loaded machine
+// (a clean-clone .ci/run) can delay a's renewal past its lease, and then b
+// takes the bucket and a has nothing to be woken for.
 func TestWantedBucketWakesItsWorker(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
-	a := leases(t, t.Context(), db, "a")
-	b := leases(t, t.Context(), db, "b")
+	a := leasesFor(t, t.Context(), db, "a", 3*time.Second)
+	b := leasesFor(t, t.Context(), db, "b", 3*time.Second)
 	claimWithin(t, a, "k", 5*time.Second)
 	woken := make(chan struct{}, 1)
 	if c := a.Claim("k", func() { woken <- struct{}{} }); !c.Held || c.Wanted {
@@ -334,6 +338,9 @@ func TestWantedBucketWakesItsWorker(t *testing.T) {
 	deadline := time.After(10 * time.Second)
 	for asked := true; asked; {
 		c := b.Claim("k", func() {})
+		if c.Held {
+			t.Fatal("b took k: a's lease ran out before b's ask reached it")
+		}
 		select {
 		case <-woken:
 			asked = false
