@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -32,7 +31,7 @@ func TestEndpoints(t *testing.T) {
 
 	get := func(path string) (int, string) {
 		t.Helper()
-		res, err := http.Get(srv.URL + path)
+		res, err := srv.Client().Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,7 @@ func TestOperatorToolsRefuseWebPages(t *testing.T) {
 					req.SetBasicAuth("ops", "correct-horse-battery")
 				}
 				before := reached.Load()
-				res, err := http.DefaultClient.Do(req)
+				res, err := srv.Client().Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -118,7 +118,7 @@ func TestHealthAndMetricsAnswerAnyHost(t *testing.T) {
 		for _, host := range []string{"10.42.0.17:8080", "herald.herald.svc.cluster.local:8080", "attacker.example"} {
 			req, _ := http.NewRequest("GET", srv.URL+path, nil)
 			req.Host = host
-			res, err := http.DefaultClient.Do(req)
+			res, err := srv.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

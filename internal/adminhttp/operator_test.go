@@ -52,7 +52,7 @@ func TestOperatorTools(t *testing.T) {
 				if tr.user != "" {
 					req.SetBasicAuth(tr.user, tr.password)
 				}
-				res, err := http.DefaultClient.Do(req)
+				res, err := srv.Client().Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -28,7 +28,7 @@ type admission struct {
 	t    *testing.T
 	key  ed25519.PrivateKey
 	reg  *prometheus.Registry
-	url  string
+	srv  *httptest.Server
 	sent []chan int
 }
 
@@ -45,7 +45,7 @@ func newAdmission(t *testing.T, wait time.Duration) *admission {
 	interaction.SetAdmitWait(e, wait)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &admission{t: t, key: key, reg: reg, url: srv.URL}
+	return &admission{t: t, key: key, reg: reg, srv: srv}
 }
 
 // send posts a signed PING whose body arrives only when the returned
@@ -60,7 +60,7 @@ func (a *admission) send(held bool) *io.PipeWriter {
 		// A body never sent would keep the server from closing.
 		a.t.Cleanup(func() { w.CloseWithError(io.ErrUnexpectedEOF) })
 	}
-	req, err := http.NewRequest(http.MethodPost, a.url, body)
+	req, err := http.NewRequest(http.MethodPost, a.srv.URL, body)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func (a *admission) send(held bool) *io.PipeWriter {
 	status := make(chan int, 1)
 	a.sent = append(a.sent, status)
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := a.srv.Client().Do(req)
 		if err != nil {
 			status <- 0
 			return

@@ -168,7 +168,7 @@ func TestOpenerLeftAndStats(t *testing.T) {
 		return who != nil && *who == h.Member("sam")
 	})
 	req, _ := http.NewRequest(http.MethodDelete, h.Sim.URL+"/_sim/guilds/"+h.Guild.ID+"/members/"+h.Member("erin"), nil)
-	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusNoContent {
+	if res, err := h.Sim.Client.Do(req); err != nil || res.StatusCode != http.StatusNoContent {
 		t.Fatalf("remove erin: %v %v", res, err)
 	}
 	message(t, h, ch, "left the server. This ticket closes")

@@ -129,7 +129,7 @@ func (r reply) text(t *testing.T) string {
 func post(t *testing.T, h *heraldtest.Herald, username, channelID, content string) {
 	t.Helper()
 	body, _ := json.Marshal(sim.MemberMessage{UserID: h.Member(username), Content: content})
-	res, err := http.Post(h.Sim.URL+"/_sim/channels/"+channelID+"/messages", "application/json", bytes.NewReader(body))
+	res, err := h.Sim.Client.Post(h.Sim.URL+"/_sim/channels/"+channelID+"/messages", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

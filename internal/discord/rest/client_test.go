@@ -25,7 +25,7 @@ func newWorld(t *testing.T, f sim.Fixture) *world {
 	t.Helper()
 	s := simtest.New(t)
 	g := s.CreateGuild(f)
-	rt := &recorder{next: http.DefaultTransport}
+	rt := &recorder{next: s.Client.Transport}
 	e := transport.New(transport.Config{ApplicationID: s.ApplicationID(), Base: rt})
 	return &world{s: s, g: g, c: rest.New(e, s.URL+"/api/v10", simtest.Token, s.ApplicationID()), rt: rt}
 }

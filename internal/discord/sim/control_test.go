@@ -28,7 +28,7 @@ func keys(m map[string]any) string {
 func rawControl(t *testing.T, method, url, body string, want int) []byte {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := raw.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func TestGatewayEventsAndFaults(t *testing.T) {
 	wantStatus(t, s.Do("DELETE", "/channels/"+thread.ID, nil), 200)
 	wantStatus(t, s.Do("DELETE", "/channels/"+g.Channel("roles"), nil), 200)
 	req, _ := http.NewRequest("DELETE", s.URL+"/_sim/guilds/"+g.ID+"/members/"+g.Member("dave"), nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := raw.Do(req)
 	if err != nil || resp.StatusCode != 204 {
 		t.Fatalf("remove member: %v %v", resp, err)
 	}

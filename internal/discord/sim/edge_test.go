@@ -20,7 +20,7 @@ func rawGet(t *testing.T, w *world, path, agent string) (int, errorBody) {
 	if agent != "" {
 		req.Header.Set("User-Agent", agent)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := raw.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

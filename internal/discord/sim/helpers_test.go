@@ -12,6 +12,11 @@ import (
 	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
+// raw sends requests as they are (no User-Agent added, unlike a Sim's
+// Client). It is not http.DefaultClient: an httptest server closing in a
+// parallel test closes that one's idle connections under it.
+var raw = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+
 // world is a simulator on a fake clock with the default fixture loaded.
 type world struct {
 	*simtest.Sim
@@ -95,7 +100,7 @@ func (w *world) post(t *testing.T, channelID string, body any) map[string]any {
 func postAsMember(t *testing.T, w *world, channelID, userID, content string) string {
 	t.Helper()
 	body, _ := json.Marshal(sim.MemberMessage{UserID: userID, Content: content})
-	resp, err := http.Post(w.URL+"/_sim/channels/"+channelID+"/messages", "application/json", bytes.NewReader(body))
+	resp, err := raw.Post(w.URL+"/_sim/channels/"+channelID+"/messages", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

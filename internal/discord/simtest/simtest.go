@@ -5,10 +5,11 @@ package simtest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +34,12 @@ type Sim struct {
 	URL string
 	// Clock is the fake clock when WithFakeClock was given, else nil.
 	Clock *clockwork.FakeClock
-	// Client sends requests for https://discord.com to the simulator.
+	// Client sends requests for https://discord.com to the simulator, and
+	// others (the simulator's control API, herald's doors) as they are.
 	Client *http.Client
 
-	t testing.TB
+	t    testing.TB
+	http *http.Transport // under Client; this Sim's alone
 }
 
 type config struct {
@@ -55,27 +58,45 @@ func WithFakeClock() Option { return func(c *config) { c.fake = true } }
 // when WithFakeClock is also given.
 func WithOptions(o sim.Options) Option { return func(c *config) { c.opts = o } }
 
-// New starts a simulator on an httptest server, closed when the test ends.
+// New starts a simulator on a loopback port, closed when the test ends.
 // When HERALD_DISCORD_SPEC names Discord's OpenAPI spec, every /api/
 // request and response is validated against it and a mismatch fails t.
+//
+// It serves with a plain http.Server, not httptest's: httptest.Server.Close
+// closes http.DefaultTransport's idle connections, and a request of a
+// parallel test that had just taken one of them then fails with
+// "CloseIdleConnections called". The harness's own clients share one
+// transport per Sim for the same reason.
 func New(t testing.TB, opts ...Option) *Sim {
 	t.Helper()
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s := &Sim{t: t}
+	s := &Sim{t: t, http: http.DefaultTransport.(*http.Transport).Clone()}
 	if cfg.fake {
 		s.Clock = clockwork.NewFakeClock()
 		cfg.opts.Clock = s.Clock
 	}
 	s.Server = sim.New(cfg.opts)
-	srv := httptest.NewServer(conformance(t, s.Server))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("simtest: listen: %v", err)
+	}
+	srv := &http.Server{Handler: conformance(t, s.Server), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
 	t.Cleanup(func() {
 		s.Server.Close()
-		srv.Close()
+		// Shutdown waits for requests still being answered, whose
+		// conformance checks may report to t, as httptest's Close did.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			srv.Close()
+		}
+		s.http.CloseIdleConnections()
 	})
-	s.URL = srv.URL
+	s.URL = "http://" + ln.Addr().String()
 	s.Client = &http.Client{Transport: s.Transport()}
 	return s
 }
@@ -90,7 +111,7 @@ var UserAgent = transport.UserAgent("test")
 // rest through. A request without a User-Agent gets UserAgent, as every
 // real Discord client sends one; discordgo's own is kept.
 func (s *Sim) Transport() http.RoundTripper {
-	rt, err := transport.Rewrite(http.DefaultTransport, s.URL)
+	rt, err := transport.Rewrite(s.http, s.URL)
 	if err != nil {
 		s.t.Fatalf("simtest: %v", err)
 	}
@@ -235,7 +256,7 @@ func (s *Sim) control(method, path string, in, out any, want int) {
 	if err != nil {
 		s.t.Fatalf("simtest: %v", err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		s.t.Fatalf("simtest: %s %s: %v", method, path, err)
 	}

@@ -1,8 +1,10 @@
 package simtest_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"testing"
 	"time"
 
@@ -73,5 +75,31 @@ func TestSessionRESTAndHelpers(t *testing.T) {
 	s.Reset()
 	if st := s.Stats(); st.Requests != 0 {
 		t.Fatalf("reset kept %d requests", st.Requests)
+	}
+}
+
+// A Sim closing (as a parallel test ends) must leave other tests'
+// connections alone: a request that had just taken an idle connection
+// closed under it failed with "CloseIdleConnections called".
+func TestClosingASimLeavesOthersConnections(t *testing.T) {
+	t.Parallel()
+	s := simtest.New(t)
+	reused := func() bool {
+		t.Helper()
+		var got bool
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { got = i.Reused }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodGet, "https://discord.com/api/v10/gateway", nil)
+		res, err := s.Client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return got
+	}
+	reused()
+	t.Run("another", func(t *testing.T) { simtest.New(t) })
+	if !reused() {
+		t.Fatal("closing another Sim closed this Sim's idle connection")
 	}
 }

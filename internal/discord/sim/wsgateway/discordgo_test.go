@@ -17,13 +17,18 @@ import (
 )
 
 // discordHost points discordgo's REST calls, which always go to
-// https://discord.com, at the test server.
-type discordHost struct{ target *url.URL }
+// https://discord.com, at the test server, through the server's own
+// client: a parallel test's httptest server closes http.DefaultTransport's
+// idle connections when it closes.
+type discordHost struct {
+	target *url.URL
+	next   http.RoundTripper
+}
 
 func (d discordHost) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.URL.Scheme, r.URL.Host, r.Host = d.target.Scheme, d.target.Host, ""
-	return http.DefaultTransport.RoundTrip(r)
+	return d.next.RoundTrip(r)
 }
 
 // deletions collects the ids of MESSAGE_DELETE events a session handles.
@@ -95,7 +100,7 @@ func TestStockDiscordgoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	target, _ := url.Parse(srv.URL)
-	s.Client = &http.Client{Transport: discordHost{target}, Timeout: readTimeout}
+	s.Client = &http.Client{Transport: discordHost{target, srv.Client().Transport}, Timeout: readTimeout}
 	// By default discordgo runs each handler in its own goroutine, which
 	// loses the order the gateway delivered events in.
 	s.SyncEvents = true
