@@ -283,7 +283,7 @@ func (h *Herald) Eventually(what string, cond func() bool) {
 // Metrics is herald's /metrics page (Prometheus text format).
 func (h *Herald) Metrics() string {
 	h.t.Helper()
-	res, err := http.Get("http://" + h.App.AdminAddr() + "/metrics")
+	res, err := h.Sim.Client.Get("http://" + h.App.AdminAddr() + "/metrics")
 	if err != nil {
 		h.t.Fatalf("heraldtest: /metrics: %v", err)
 	}

@@ -64,7 +64,7 @@ func (h *Herald) PostInteraction(body []byte, header http.Header) (int, []byte) 
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
+	res, err := h.Sim.Client.Do(req)
 	if err != nil {
 		h.t.Fatalf("heraldtest: POST to the Interactions Endpoint URL: %v", err)
 	}
