@@ -22,8 +22,9 @@ type Fault struct {
 	DropAfterApply int `json:"drop_after_apply,omitempty"`
 	// ChangeBucketHash gives the route a new bucket hash with fresh counters.
 	ChangeBucketHash bool `json:"change_bucket_hash,omitempty"`
-	// Gateway is "reconnect" (op 7), "disconnect" (close with CloseCode) or
-	// "invalidate_session" (op 9, Resumable says whether it may resume).
+	// Gateway is "reconnect" (op 7), "disconnect" (close with CloseCode),
+	// "invalidate_session" (op 9, Resumable says whether it may resume) or
+	// "zombie" (the connections go silent without closing).
 	Gateway   string `json:"gateway,omitempty"`
 	CloseCode int    `json:"close_code,omitempty"`
 	Resumable bool   `json:"resumable,omitempty"`
@@ -71,6 +72,8 @@ func (s *Server) SetFault(f Fault) error {
 		s.gw.Disconnect(code)
 	case "invalidate_session":
 		s.gw.InvalidateSessions(f.Resumable)
+	case "zombie":
+		s.gw.Zombie()
 	default:
 		return fmt.Errorf("sim: unknown gateway fault %q", f.Gateway)
 	}

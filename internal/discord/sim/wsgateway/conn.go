@@ -34,10 +34,12 @@ type conn struct {
 	// Guarded by g.mu.
 	session *session
 	closed  bool
+	zombie  *session // the session this connection carried when it went silent
 
 	outMu     sync.Mutex
 	out       [][]byte
 	closing   bool
+	silent    bool // Zombie: nothing more is sent or read
 	closeCode int
 	closeText string
 	wake      chan struct{} // capacity 1: the outbox changed
@@ -154,8 +156,8 @@ func (c *conn) readLoop() int {
 			}
 			return websocket.CloseAbnormalClosure
 		}
-		if c.isClosing() {
-			continue // drain what the client sent before the close
+		if c.isClosing() || c.isSilent() {
+			continue // drain what the client sent before the close, or to a zombie
 		}
 		if !c.limiter.allow(c.g.clock.Now()) {
 			c.fail(CloseRateLimited)
@@ -176,11 +178,12 @@ func (c *conn) fail(code int) {
 	c.g.closeLocked(c, code)
 }
 
-// send queues a frame; frames queued after the close are dropped.
+// send queues a frame; frames queued after the close, or once the
+// connection went silent, are dropped.
 func (c *conn) send(f []byte) {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	if c.closing {
+	if c.closing || c.silent {
 		return
 	}
 	c.out = append(c.out, f)
@@ -203,6 +206,12 @@ func (c *conn) isClosing() bool {
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	return c.closing
+}
+
+func (c *conn) isSilent() bool {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return c.silent
 }
 
 func (c *conn) signal() {

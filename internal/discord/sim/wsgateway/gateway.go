@@ -252,6 +252,31 @@ func (g *Gateway) Disconnect(code int) {
 	}
 }
 
+// Zombie makes every connected session's connection go silent, as one
+// that died without closing: the gateway sends nothing more on it (no
+// heartbeat ACK, no dispatch) and ignores what the client sends, while the
+// session numbers and buffers its dispatches for a RESUME. Discord's
+// "Sending Heartbeats" tells a client that gets no ACK between two
+// heartbeats to close with any code but 1000 or 1001 and resume; a 1000 or
+// 1001 close still reaches the gateway and ends the session.
+func (g *Gateway) Zombie() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.clock.Now()
+	for c := range g.conns {
+		s := c.session
+		if s == nil {
+			continue
+		}
+		c.stopHeartbeatWatch()
+		c.outMu.Lock()
+		c.silent = true
+		c.outMu.Unlock()
+		c.session, c.zombie = nil, s
+		s.conn, s.leftAt = nil, now
+	}
+}
+
 // InvalidateSessions sends op 9 Invalid Session with d = resumable to every
 // connected session. The connections stay open and unauthenticated, ready
 // for IDENTIFY (or RESUME when resumable). When not resumable, every
@@ -345,6 +370,9 @@ func (g *Gateway) dropLocked(c *conn, code int) {
 func (g *Gateway) detachLocked(c *conn, code int) {
 	c.closed = true
 	delete(g.conns, c)
+	if z := c.zombie; z != nil && !resumable(code) && z.conn == nil && g.sessions[z.id] == z {
+		delete(g.sessions, z.id)
+	}
 	s := c.session
 	if s == nil {
 		return
