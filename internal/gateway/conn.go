@@ -36,8 +36,10 @@ type conn struct {
 	upgraded bool   // the HTTP upgrade answer has passed
 	err      error  // returned once out is drained
 
-	mu  sync.Mutex
-	end ending
+	mu       sync.Mutex
+	end      ending
+	interval time.Duration // HELLO's heartbeat_interval
+	unacked  time.Time     // when the oldest heartbeat without an ACK went out (wall clock)
 	// unwatch stops dropping the socket when the session closes, once
 	// discordgo's Open is done with it.
 	unwatch func() bool
@@ -51,6 +53,7 @@ type ending struct {
 	code      int  // the close code Discord sent; 0 for none
 	invalid   bool // Discord sent INVALID_SESSION
 	resumable bool // its d
+	zombie    bool // Discord went silent: herald dropped the connection (heartbeat.go)
 }
 
 // ready is what herald keeps of READY.
@@ -199,6 +202,8 @@ func (c *conn) inspect(b0 byte, payload []byte) bool {
 			return true // discordgo reports it
 		}
 		switch {
+		case p.Op == opHello, p.Op == opHeartbeatACK:
+			c.heardOp(p.Op, p.D)
 		case p.Op == opInvalidSession:
 			c.ended(ending{invalid: true, resumable: string(p.D) == "true"})
 			return false

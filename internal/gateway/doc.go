@@ -8,6 +8,7 @@
 // on the URL it cached from GET /gateway instead of READY's
 // resume_gateway_url, reconnects forever after close codes that say not
 // to, identifies again at once on the connection that got INVALID_SESSION,
+// ends a zombied connection late and with a close that ends the session,
 // never reads the session start limit, and keeps no pace between
 // identifies. This package keeps discordgo and takes the connection's
 // life out of its hands, through its exported hooks only:
@@ -29,7 +30,9 @@
 //     that reads Discord's frames before discordgo does: it learns the
 //     close code, READY's resume_gateway_url and RESUMED, and ends the
 //     connection on INVALID_SESSION rather than let discordgo identify on
-//     it. Payload compression is off so frames are plain JSON.
+//     it. It also watches heartbeats and their ACKs, and drops a zombied
+//     connection without the 1000 close that would end the session
+//     (heartbeat.go). Payload compression is off so frames are plain JSON.
 //   - discordgo's one REST call, GET /gateway, is answered in-process with
 //     the URL the supervisor wants dialled: GET /gateway/bot's for an
 //     IDENTIFY, resume_gateway_url for a RESUME. discordgo caches that URL

@@ -49,7 +49,7 @@ func (s *Session) supervise() {
 		case end.code == closeInvalidSeq, end.code == closeSessionTimedOut:
 			resume = false
 		}
-		s.log.Warn("gateway disconnected; reconnecting", "close_code", end.code, "invalid_session", end.invalid, "resume", resume)
+		s.log.Warn("gateway disconnected; reconnecting", "close_code", end.code, "invalid_session", end.invalid, "zombie", end.zombie, "resume", resume)
 		for failures := 1; ; failures++ {
 			err := s.open(resume, wait)
 			if err == nil {
