@@ -14,10 +14,14 @@ import (
 )
 
 // leases starts a member's bucket coordinator on db; stopping ctx lets
-// go of what it holds.
+// go of what it holds. Its leases last 3 s: a member renews them from a
+// loop of statements, and on a loaded machine (a clean-clone .ci/run) a
+// slow Postgres held the renewal of 600 ms ones past their end, so the
+// other member took a bucket the test meant its holder to keep. A test
+// that needs a lease to lapse asks for a short one (leasesFor).
 func leases(t *testing.T, ctx context.Context, db *pgxpool.Pool, host string) *Buckets {
 	t.Helper()
-	return leasesFor(t, ctx, db, host, 600*time.Millisecond)
+	return leasesFor(t, ctx, db, host, 3*time.Second)
 }
 
 // leasesFor is leases with leases of their own length.
@@ -110,7 +114,7 @@ func TestBucketLeasesOfDeadAndStoppedMembers(t *testing.T) {
 	survivor := leases(t, t.Context(), db, "survivor")
 
 	deadDB := pool(t, url)
-	dead := leases(t, t.Context(), deadDB, "dead")
+	dead := leasesFor(t, t.Context(), deadDB, "dead", 600*time.Millisecond)
 	claimWithin(t, dead, "d", 5*time.Second)
 	deadDB.Close() // it can neither renew nor release
 	start := time.Now()
@@ -192,7 +196,7 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 	asked("spent")
 	left := transport.BucketState{Limit: 5, Remaining: 0, ResetAt: time.Now().Add(2 * time.Second).Truncate(time.Microsecond)}
 	a.Report("spent", left)
-	c := claimWithin(t, b, "spent", time.Second)
+	c := claimWithin(t, b, "spent", wait.Timeout)
 	if c.Handed == nil || c.Handed.Remaining != 0 || !c.Handed.ResetAt.Equal(left.ResetAt) {
 		t.Fatalf("b took the spent bucket with %+v, want %+v", c.Handed, left)
 	}
@@ -203,7 +207,7 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 	a.Starved("starved")
 	a.Claim("starved", func() {}) // granted at once: a sends again
 	a.Starved("starved")
-	c = claimWithin(t, b, "starved", time.Second)
+	c = claimWithin(t, b, "starved", wait.Timeout)
 	if c := a.Claim("starved", func() {}); c.Held {
 		t.Fatal("a and b both hold the starved bucket")
 	}
@@ -226,7 +230,7 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 		return renewals >= 3
 	})
 	a.Idle("busy", transport.BucketState{Limit: 5, Remaining: 2, ResetAt: time.Now().Add(2 * time.Second)})
-	claimWithin(t, b, "busy", time.Second)
+	claimWithin(t, b, "busy", wait.Timeout)
 	if c := a.Claim("busy", func() {}); c.Held {
 		t.Fatal("a and b both hold busy")
 	}
@@ -252,7 +256,9 @@ func TestClaimsLockInKeyOrder(t *testing.T) {
 	if _, err := blocker.Exec(t.Context(), `SELECT FROM herald_buckets WHERE key = 'k05' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	b := leases(t, t.Context(), db, "a")
+	// Leases of a minute: a statement lasts at most a lease, and the claim
+	// must still be waiting for k05 when the test looks.
+	b := leasesFor(t, t.Context(), db, "a", time.Minute)
 	for _, k := range []string{"k09", "k01", "k05"} {
 		b.Claim(k, func() {})
 	}
@@ -320,15 +326,11 @@ func TestReleasedBucketGoesToWhoAskedFirst(t *testing.T) {
 // The engine's worker waiting for a global slot on a held bucket is woken
 // when another member asks for it: its next claim says the bucket is
 // wanted, which counts in its turn for a slot (transport's schedule.go).
-//
-// Leases of 3 s: with 600 ms ones, a Postgres slowed by a loaded machine
-// (a clean-clone .ci/run) can delay a's renewal past its lease, and then b
-// takes the bucket and a has nothing to be woken for.
 func TestWantedBucketWakesItsWorker(t *testing.T) {
 	t.Parallel()
 	db := storetest.Pool(t)
-	a := leasesFor(t, t.Context(), db, "a", 3*time.Second)
-	b := leasesFor(t, t.Context(), db, "b", 3*time.Second)
+	a := leases(t, t.Context(), db, "a")
+	b := leases(t, t.Context(), db, "b")
 	claimWithin(t, a, "k", 5*time.Second)
 	woken := make(chan struct{}, 1)
 	if c := a.Claim("k", func() { woken <- struct{}{} }); !c.Held || c.Wanted {

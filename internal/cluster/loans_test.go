@@ -121,7 +121,10 @@ func TestIdleProcessLendsToShortOne(t *testing.T) {
 	db := storetest.Pool(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	const term = 400 * time.Millisecond
+	// A loan is extended in the second half of its term, from a loop of
+	// statements: a term of 2 s leaves a loaded machine's Postgres a
+	// second to do it in.
+	const term = 2 * time.Second
 	start := func(host string, s *share) *Buckets {
 		c, err := Join(t.Context(), Options{DB: db, Logger: slog.New(slog.DiscardHandler), Host: host})
 		if err != nil {
