@@ -54,7 +54,7 @@ func TestForgedRequestsAreRefusedAndChangeNothing(t *testing.T) {
 			t.Errorf("%s: answered %d, want %d", tc.name, status, tc.want)
 		}
 	}
-	if res, err := http.Get(h.InteractionsURL()); err != nil || res.StatusCode != http.StatusMethodNotAllowed {
+	if res, err := h.Sim.Client.Get(h.InteractionsURL()); err != nil || res.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET: %v %v", res, err)
 	}
 	if n := count(t, h, `SELECT count(*) FROM interaction_ledger WHERE event_id = $1`, forged.ID); n != 0 {

@@ -193,10 +193,12 @@ func TestChannelModeOverflowAndCap(t *testing.T) {
 func TestOpenGoesOnAtItsStep(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()),
-		heraldtest.WithEnv(map[string]string{"HERALD_JOB_TIMEOUT": "interactive=1m,events=2s,sync=2m,background=2m"}))
+		heraldtest.WithEnv(map[string]string{"HERALD_JOB_TIMEOUT": "interactive=1m,events=5s,sync=2m,background=2m"}))
 	panel := setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
 	const route = "POST /channels/{channel_id}/messages"
-	h.Sim.SetFault(sim.Fault{Route: route, LatencyMS: 3000})
+	// The attempt has 5 s for the thread and the opener, however loaded
+	// the machine, and is cut off on the welcome, which takes 10.
+	h.Sim.SetFault(sim.Fault{Route: route, LatencyMS: 10000})
 	h.As("bob").Click(panel, heraldtest.Button(t, panel, "Open ticket"))
 	h.Eventually("an attempt cut off", func() bool {
 		n := 0

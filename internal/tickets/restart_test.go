@@ -40,7 +40,9 @@ func TestThreadCreateAnswerLost(t *testing.T) {
 // moved by hand.
 func TestAutoCloseAcrossRestart(t *testing.T) {
 	t.Parallel()
-	const quiet, grace = 3 * time.Second, 3 * time.Second
+	// The grace is long enough for herald to be stopped within it after
+	// the warning is seen, on a loaded machine too.
+	const quiet, grace = 3 * time.Second, 10 * time.Second
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()), heraldtest.WithEnv(map[string]string{"HERALD_TICKETS_GRACE": grace.String()}))
 	setup(t, h, heraldtest.Opts{"log-channel": h.Channel("ticket-log")})
 	// /tickets settings counts hours; the test's guild counts seconds.

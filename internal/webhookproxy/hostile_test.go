@@ -163,7 +163,8 @@ func TestLargeBodiesHeldWithinTheCallersHalf(t *testing.T) {
 // accepted.
 func TestSlowBodyCutOff(t *testing.T) {
 	t.Parallel()
-	p := twoCallers(t, map[string]string{"HERALD_PROXY_BODY_TIMEOUT": "1s"})
+	// 5 s: the test must see the slow body hold its bytes before the cut.
+	p := twoCallers(t, map[string]string{"HERALD_PROXY_BODY_TIMEOUT": "5s"})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(p.base(), "http://"))
 	if err != nil {
 		t.Fatal(err)
