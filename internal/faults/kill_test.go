@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
@@ -103,6 +104,18 @@ func crashSim(t *testing.T) *simtest.Sim {
 	return s
 }
 
+// settled reports whether Discord saw the interaction answered, or its
+// 3 s passed (and a second for an answer in flight): on a loaded machine
+// an answer may come too late, which the checks count as unanswered, so
+// a batch waits for its answers no longer than Discord does.
+func settled(s *simtest.Sim, id string) bool {
+	if s.Interaction(id).Acked {
+		return true
+	}
+	at, err := discordgo.SnowflakeTimestamp(id)
+	return err == nil && time.Since(at) > 4*time.Second
+}
+
 // faultRand is the random source that picks a test's fault points:
 // seeded from the clock, or from HERALD_FAULT_SEED to replay a run.
 func faultRand(t *testing.T) *rand.Rand {
@@ -117,12 +130,14 @@ func faultRand(t *testing.T) *rand.Rand {
 
 // childEnvFor is the environment of a `herald run` child on s and the
 // database at dbURL, with seconds-long job timeouts so that a job whose
-// process died is rescued within the test.
+// process died is rescued within the test: 5 s, as 2 s cut off attempts
+// that were only slow on a loaded machine, and each such failure backs
+// its job off in real time.
 func childEnvFor(s *simtest.Sim, dbURL string) []string {
 	return append(os.Environ(), childEnv+"=1",
 		"DISCORD_TOKEN="+simtest.Token, "DATABASE_URL="+dbURL,
 		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_IDENTIFY_WINDOW="+simtest.IdentifyWindow.String(), "HERALD_COALESCE_WINDOW=0s", "HERALD_SHUTDOWN_TIMEOUT=1s",
-		"HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
+		"HERALD_JOB_TIMEOUT=interactive=5s,events=5s,sync=5s,background=5s",
 		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=2", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1",
 		"HERALD_DB_FASTPATH_CONNS=4")
 }

@@ -14,7 +14,7 @@ import (
 // lanes, follow-ups as their own messages, and seconds-long job timeouts
 // so a job whose process died is rescued within the test.
 var faultEnv = map[string]string{
-	"HERALD_COALESCE_WINDOW": "0s", "HERALD_JOB_TIMEOUT": "interactive=2s,events=2s,sync=2s,background=2s",
+	"HERALD_COALESCE_WINDOW": "0s", "HERALD_JOB_TIMEOUT": "interactive=5s,events=5s,sync=5s,background=5s",
 }
 
 // Postgres crashes (an immediate stop of a cluster of the test's own)

@@ -85,7 +85,7 @@ func TestKill9RoleMenuClicks(t *testing.T) {
 			batch[j].id = in.ID
 		}
 		wait.Until(t, "herald's answers to a batch of clicks", func() bool {
-			return !slices.ContainsFunc(batch, func(c menuClick) bool { return !s.Interaction(c.id).Acked })
+			return !slices.ContainsFunc(batch, func(c menuClick) bool { return !settled(s, c.id) })
 		})
 		at := time.Duration(rng.IntN(150)) * time.Millisecond
 		points = append(points, at)

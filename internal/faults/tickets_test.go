@@ -99,7 +99,7 @@ func killTickets(t *testing.T, rng *rand.Rand, mode string) {
 			sent = append(sent, d.open(m), d.open(m))
 		}
 		wait.Until(t, "herald's answers to a batch", func() bool {
-			return !slices.ContainsFunc(sent, func(id string) bool { return !s.Interaction(id).Acked })
+			return !slices.ContainsFunc(sent, func(id string) bool { return !settled(s, id) })
 		})
 		at := time.Duration(rng.IntN(300)) * time.Millisecond
 		points = append(points, at)
@@ -217,7 +217,7 @@ func (d *desk) closeOpen(settle bool) []string {
 		// A close herald answered is recorded (the ticket is closing), so
 		// the next round does not ask again.
 		wait.Until(d.t, "herald's answers to the closes", func() bool {
-			return !slices.ContainsFunc(out, func(id string) bool { return !d.s.Interaction(id).Acked })
+			return !slices.ContainsFunc(out, func(id string) bool { return !settled(d.s, id) })
 		})
 	}
 	return out

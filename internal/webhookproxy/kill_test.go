@@ -53,7 +53,7 @@ func TestKill9MidBurst(t *testing.T) {
 		"HERALD_DISCORD_API="+s.URL+"/api/v10", "HERALD_IDENTIFY_WINDOW="+simtest.IdentifyWindow.String(),
 		// Small pools: the tests of other packages share the Postgres.
 		"HERALD_WORKERS_INTERACTIVE=4", "HERALD_WORKERS_EVENTS=4", "HERALD_WORKERS_SYNC=1", "HERALD_WORKERS_BACKGROUND=1", "HERALD_DB_FASTPATH_CONNS=4",
-		"HERALD_SHUTDOWN_TIMEOUT=1s", "HERALD_JOB_TIMEOUT=interactive=2s,events=2s,sync=2s,background=2s",
+		"HERALD_SHUTDOWN_TIMEOUT=1s", "HERALD_JOB_TIMEOUT=interactive=5s,events=5s,sync=5s,background=5s",
 		"HERALD_PROXY_ADDR="+proxyAddr, "HERALD_PROXY_ALLOW=*", "LOG_LEVEL=error")
 	var logs logbuf.Buffer
 	defer func() {
