@@ -6,6 +6,9 @@ import "time"
 // its writers gather while another statement is in flight.
 func SetGather(g *GroupWriter, most int, window time.Duration) { g.max, g.window = most, window }
 
+// SetStatementTimeout sets the deadline of one of g's statements.
+func SetStatementTimeout(g *GroupWriter, d time.Duration) { g.timeout = d }
+
 // InFlight is how many statements g's writers are writing.
 func InFlight(g *GroupWriter) int { return int(g.inFlight.Load()) }
 

@@ -42,8 +42,9 @@ var (
 type GroupWriter struct {
 	db       *pgxpool.Pool
 	queue    chan *groupItem
-	max      int // groupMax; gatherWindow: tests change them
+	max      int // groupMax, gatherWindow, groupTimeout: tests change them
 	window   time.Duration
+	timeout  time.Duration
 	inFlight atomic.Int32 // statements being written
 }
 
@@ -68,7 +69,7 @@ type groupResult struct {
 // NewGroupWriter returns a writer using db, which should leave it the
 // connections for writers statements at once.
 func NewGroupWriter(db *pgxpool.Pool) *GroupWriter {
-	return &GroupWriter{db: db, queue: make(chan *groupItem, 4*groupMax), max: groupMax, window: gatherWindow}
+	return &GroupWriter{db: db, queue: make(chan *groupItem, 4*groupMax), max: groupMax, window: gatherWindow, timeout: groupTimeout}
 }
 
 // Run writes what is queued with writers statements in flight at most,
@@ -173,7 +174,7 @@ func (g *GroupWriter) take(items []*groupItem, it *groupItem) []*groupItem {
 // insert writes items in one statement. Two deliveries of one
 // interaction in the same group are one write: the later is a replay.
 func (g *GroupWriter) insert(items []*groupItem) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
 	defer cancel()
 	first := map[string]*groupItem{}
 	var keys, events, tokens []string
