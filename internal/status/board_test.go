@@ -110,6 +110,7 @@ func TestBoardEditsOncePerIntervalAndOnlyOnChange(t *testing.T) {
 		t.Fatalf("%d board edits while nothing changed; from:\n%s\nto:\n%s", n, shown, boardText())
 	}
 
+	start := time.Now()
 	for _, m := range h.Messages(h.Channel("roles")) {
 		// The deletes share herald's buckets (the simulator knows one bot):
 		// a 429 is waited out.
@@ -132,9 +133,13 @@ func TestBoardEditsOncePerIntervalAndOnlyOnChange(t *testing.T) {
 		}
 		return false
 	})
+	// Edits come at least an interval apart (less the slack below), the
+	// last one showing all six: as many as fit in the time the changes
+	// took to show, which a loaded machine may stretch past an interval.
+	span := time.Since(start)
 	edits := boardEdits()[settled:]
-	if len(edits) == 0 || len(edits) > 2 {
-		t.Errorf("%d board edits for %d changes within about a second, want 1 or 2", len(edits), menus)
+	if most := 1 + int(span/(interval-100*time.Millisecond)); len(edits) == 0 || len(edits) > most {
+		t.Errorf("%d board edits for %d changes shown within %s, want 1 to %d", len(edits), menus, span.Round(time.Millisecond), most)
 	}
 	for i := 1; i < len(edits); i++ {
 		if gap := edits[i].Sub(edits[i-1]); gap < interval-100*time.Millisecond {

@@ -6,19 +6,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/herald-bot/herald/internal/discord/sim"
 	"github.com/herald-bot/herald/internal/heraldtest"
 )
 
 // A transcript's read stores each page as it comes. Past five pages the
-// history bucket (5 per 5 s) makes a read wait longer than a job with a
-// 4 s timeout may hold its worker, so the job snoozes until the bucket's
-// reset, and its next attempt goes on after the last page stored: no
-// page is read twice, no message is lost or doubled, and the stored
-// pages go once the transcript is kept.
+// history bucket (5 per 12 s here) makes a read wait longer than a job
+// with an 8 s timeout may hold its worker, so the job snoozes until the
+// bucket's reset, and its next attempt goes on after the last page
+// stored: no page is read twice, no message is lost or doubled, and the
+// stored pages go once the transcript is kept. (Discord's 5 per 5 s and
+// a 4 s timeout left a loaded machine too little time for five pages:
+// an attempt cut off mid-read rightly reads that page again.)
 func TestTranscriptGoesOnFromItsLastPage(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()),
-		heraldtest.WithEnv(map[string]string{"HERALD_JOB_TIMEOUT": "interactive=1m,events=4s,sync=2m,background=2m"}))
+		heraldtest.WithEnv(map[string]string{"HERALD_JOB_TIMEOUT": "interactive=1m,events=8s,sync=2m,background=2m"}))
+	h.Sim.SetLimits(sim.LimitChange{Route: "GET /channels/{channel_id}/messages", Limit: 5, WindowMS: 12000})
 	setup(t, h, heraldtest.Opts{"mode": "channel", "log-channel": h.Channel("ticket-log")})
 	ch := openTicket(t, h, "**Help desk**", "bob")
 	message(t, h, ch, "opened ticket #1")
