@@ -43,8 +43,9 @@ func TestMemberUpdatesKeptWhileClicksWait(t *testing.T) {
 	t.Parallel()
 	h := heraldtest.New(t, heraldtest.WithFixture(fixture()))
 	msg := setup(t, h, "colours", heraldtest.Opts{}, "Red", "Blue")
-	// erin's role change takes 8 s: her click waits meanwhile.
-	h.Sim.SetFault(sim.Fault{Route: "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}", LatencyMS: 8000})
+	// erin's role change takes 12 s: her click waits meanwhile, long
+	// enough for the test to see her update kept on a loaded machine.
+	h.Sim.SetFault(sim.Fault{Route: "PUT /guilds/{guild_id}/members/{user_id}/roles/{role_id}", LatencyMS: 12000})
 
 	h.Sim.SetMemberRole(h.Guild.ID, h.Member("frank"), h.Role("Blue"), true) // no click of frank's waits
 	h.As("erin").Click(msg, heraldtest.Button(t, msg, "Red"))
