@@ -177,8 +177,12 @@ func (c *conn) start(s *session, token string, readyJSON []byte, guilds []json.R
 	s.conn = c
 	c.session = s
 	c.send(s.record("READY", readyJSON))
+	// GUILD_CREATE is a GUILDS event: without it, READY's unavailable
+	// guilds are all a session hears of them.
 	for _, raw := range guilds {
-		c.send(s.record("GUILD_CREATE", compact(raw)))
+		if s.intents&intentGuilds != 0 {
+			c.send(s.record("GUILD_CREATE", compact(raw)))
+		}
 	}
 	c.g.log.Debug("gateway session identified", "shard", s.shard)
 	return startOK

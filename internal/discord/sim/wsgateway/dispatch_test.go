@@ -33,7 +33,9 @@ func TestDispatchRoutesByShard(t *testing.T) {
 	}
 
 	// Each shard gets exactly the events of its own guilds, numbered on its
-	// own sequence, then the guild-less one.
+	// own sequence; the guild-less one goes to shard 0 only ("Gateway
+	// events that do not contain a guild_id will only be sent to the first
+	// shard").
 	for n := range uint64(2) {
 		for shard := range 3 {
 			guild := guildOnShard(shard, 3, n+5)
@@ -41,6 +43,9 @@ func TestDispatchRoutesByShard(t *testing.T) {
 		}
 	}
 	g.Dispatch("", "INTERACTION_CREATE", msg{7})
+	for shard := range 3 {
+		g.Dispatch(fmt.Sprint(guildOnShard(shard, 3, 9)), "GUILD_ROLE_DELETE", msg{8})
+	}
 	for shard, c := range shards {
 		for n := range uint64(2) {
 			p := c.readDispatch("GUILD_ROLE_UPDATE", int64(2+n))
@@ -49,7 +54,12 @@ func TestDispatchRoutesByShard(t *testing.T) {
 				t.Errorf("shard %d got %s, want %s", shard, p.D, want)
 			}
 		}
-		c.readDispatch("INTERACTION_CREATE", 4)
+		seq := int64(4)
+		if shard == 0 {
+			c.readDispatch("INTERACTION_CREATE", seq)
+			seq++
+		}
+		c.readDispatch("GUILD_ROLE_DELETE", seq)
 	}
 }
 
@@ -91,7 +101,7 @@ func TestRequiredIntents(t *testing.T) {
 		{"THREAD_DELETE", true, intentGuilds},
 		{"GUILD_MEMBER_REMOVE", true, intentGuildMembers},
 		{"GUILD_MEMBER_UPDATE", true, intentGuildMembers},
-		{"THREAD_MEMBERS_UPDATE", true, intentGuilds | intentGuildMembers},
+		{"THREAD_MEMBERS_UPDATE", true, intentGuildMembers},
 		{"INTERACTION_CREATE", true, 0},
 		{"AUTO_MODERATION_ACTION_EXECUTION", true, intentAutoModExecution},
 	}
@@ -210,4 +220,53 @@ func TestMemberUpdatesNeedTheIntentExceptTheBotsOwn(t *testing.T) {
 		t.Errorf("without the intent: %s, want the bot's own update only", p.D)
 	}
 	without.readDispatch("CHANNEL_DELETE", 3)
+}
+
+// "If the current user does not have the GUILD_MEMBERS Gateway Intent,
+// then this event will only be sent if the current user was added to or
+// removed from the thread" (Thread Members Update), to a session with
+// GUILDS; one with neither hears of no thread's members.
+func TestThreadMembersUpdateWithoutTheMembersIntent(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady()})
+	base := serve(t, g)
+	session := func(intents int64) *client {
+		c := connect(t, base)
+		c.op(opIdentify, identifyPayload(testToken, intents))
+		c.readDispatch("READY", 1)
+		return c
+	}
+	members := session(intentGuilds | intentGuildMembers | intentGuildMessages)
+	guilds := session(intentGuilds | intentGuildMessages)
+	neither := session(intentGuildMessages)
+
+	g.Dispatch(guildOne, "THREAD_MEMBERS_UPDATE", map[string]any{"id": "7", "added_members": []any{map[string]string{"user_id": "200"}}})
+	g.Dispatch(guildOne, "THREAD_MEMBERS_UPDATE", map[string]any{"id": "7", "added_members": []any{map[string]string{"user_id": "100"}}})
+	g.Dispatch(guildOne, "THREAD_MEMBERS_UPDATE", map[string]any{"id": "7", "removed_member_ids": []string{"100"}})
+	g.Dispatch(guildOne, "MESSAGE_DELETE", msg{1})
+	for i := range 3 {
+		members.readDispatch("THREAD_MEMBERS_UPDATE", int64(2+i))
+	}
+	members.readDispatch("MESSAGE_DELETE", 5)
+	if p := guilds.readDispatch("THREAD_MEMBERS_UPDATE", 2); !strings.Contains(string(p.D), `"100"`) {
+		t.Errorf("with GUILDS only: %s, want the bot's own addition", p.D)
+	}
+	if p := guilds.readDispatch("THREAD_MEMBERS_UPDATE", 3); !strings.Contains(string(p.D), `"removed_member_ids":["100"]`) {
+		t.Errorf("with GUILDS only: %s, want the bot's own removal", p.D)
+	}
+	guilds.readDispatch("MESSAGE_DELETE", 4)
+	neither.readDispatch("MESSAGE_DELETE", 2)
+}
+
+// GUILD_CREATE is a GUILDS event, the ones after READY too: a session
+// without the intent hears of its guilds from READY alone.
+func TestGuildCreateAfterReadyNeedsGuilds(t *testing.T) {
+	t.Parallel()
+	g := New(Config{Ready: testReady(testGuild(1 << 22))})
+	base := serve(t, g)
+	c := connect(t, base)
+	c.op(opIdentify, identifyPayload(testToken, intentGuildMessages))
+	c.readDispatch("READY", 1)
+	g.Dispatch(guildOne, "MESSAGE_DELETE", msg{1})
+	c.readDispatch("MESSAGE_DELETE", 2)
 }

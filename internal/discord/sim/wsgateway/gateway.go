@@ -205,16 +205,17 @@ func (g *Gateway) dispatch(guildID, eventType string, data, alt any, intent int6
 			return
 		}
 	}
-	member := memberOf(eventType, payload)
+	about := concerned(eventType, payload)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expireLocked()
 	for _, s := range g.sessions {
-		if guildID != "" && int((guild>>22)%uint64(s.shard[1])) != s.shard[0] {
+		// "Gateway events that do not contain a guild_id will only be
+		// sent to the first shard (shard_id: 0)."
+		if guildID == "" && s.shard[0] != 0 || guildID != "" && int((guild>>22)%uint64(s.shard[1])) != s.shard[0] {
 			continue
 		}
-		// A session's userID is never empty: "" names no member.
-		if !wants(s.intents, eventType, guildID != "") && member != s.userID {
+		if !wants(s.intents, eventType, guildID != "") && !reachesSelf(s.intents, eventType, about, s.userID) {
 			continue
 		}
 		data := payload

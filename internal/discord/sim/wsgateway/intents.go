@@ -1,6 +1,9 @@
 package wsgateway
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Gateway intents (Discord's "List of Intents").
 const (
@@ -54,11 +57,13 @@ func requiredIntents(eventType string, inGuild bool) int64 {
 	case "CHANNEL_PINS_UPDATE":
 		return pick(intentGuilds, intentDirectMessages)
 	case "THREAD_MEMBERS_UPDATE":
-		return intentGuilds | intentGuildMembers
+		// With GUILDS alone, only when the bot itself was added or
+		// removed (reachesSelf).
+		return intentGuildMembers
 	case "GUILD_MEMBER_ADD", "GUILD_MEMBER_UPDATE", "GUILD_MEMBER_REMOVE":
 		// "Guild Member Update is sent for current-user updates
 		// regardless of whether the GUILD_MEMBERS intent is set":
-		// DispatchMessage lets the bot's own through (memberOf).
+		// dispatch lets the bot's own through (reachesSelf).
 		return intentGuildMembers
 	case "GUILD_AUDIT_LOG_ENTRY_CREATE", "GUILD_BAN_ADD", "GUILD_BAN_REMOVE":
 		return intentGuildModeration
@@ -103,17 +108,46 @@ func wants(intents int64, eventType string, inGuild bool) bool {
 	return need == 0 || intents&need != 0
 }
 
-// memberOf is the user id a GUILD_MEMBER_UPDATE's payload names, "" for
-// any other event.
-func memberOf(eventType string, payload []byte) string {
-	if eventType != "GUILD_MEMBER_UPDATE" {
-		return ""
+// concerned lists the users an event is about, for the events that reach
+// a session without their intent when the bot is one of them
+// (reachesSelf); nil for any other event.
+func concerned(eventType string, payload []byte) []string {
+	switch eventType {
+	case "GUILD_MEMBER_UPDATE":
+		var m struct {
+			User struct {
+				ID string `json:"id"`
+			} `json:"user"`
+		}
+		json.Unmarshal(payload, &m)
+		return []string{m.User.ID}
+	case "THREAD_MEMBERS_UPDATE":
+		var m struct {
+			Added []struct {
+				UserID string `json:"user_id"`
+			} `json:"added_members"`
+			Removed []string `json:"removed_member_ids"`
+		}
+		json.Unmarshal(payload, &m)
+		ids := m.Removed
+		for _, a := range m.Added {
+			ids = append(ids, a.UserID)
+		}
+		return ids
 	}
-	var m struct {
-		User struct {
-			ID string `json:"id"`
-		} `json:"user"`
+	return nil
+}
+
+// reachesSelf reports whether an event a session's intents do not ask for
+// reaches it all the same because it is about the bot (userID, which is
+// never empty): "Guild Member Update is sent for current-user updates
+// regardless of whether the GUILD_MEMBERS intent is set", and "If the
+// current user does not have the GUILD_MEMBERS Gateway Intent, then
+// [Thread Members Update] will only be sent if the current user was added
+// to or removed from the thread" (to a session with GUILDS).
+func reachesSelf(intents int64, eventType string, about []string, userID string) bool {
+	if !slices.Contains(about, userID) {
+		return false
 	}
-	json.Unmarshal(payload, &m)
-	return m.User.ID
+	return eventType != "THREAD_MEMBERS_UPDATE" || intents&intentGuilds != 0
 }
