@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
+	"github.com/herald-bot/herald/internal/discord/simtest"
 )
 
 type rateLimitBody struct {
@@ -174,6 +175,35 @@ func TestGlobalLimitAndInteractionExemption(t *testing.T) {
 	if len(scopes) != 1 || scopes[0] != "/users/@me global" {
 		t.Fatalf("429s in the request log: %v", scopes)
 	}
+}
+
+// "If no authorization header is provided, then the [global] limit is
+// applied to the IP address" (Rate Limits › Global Rate Limit): a
+// webhook's token spends the caller IP's global limit, apart from the
+// bot's, and interaction endpoints spend neither.
+func TestWebhookTokensSpendTheIPsGlobalLimit(t *testing.T) {
+	w := newWorld(t)
+	in := w.Interact(sim.InteractionRequest{GuildID: w.g.ID, ChannelID: w.g.Channel("general"), UserID: w.g.Member("bob"), Kind: "command", Name: "ping"})
+	var hook struct{ ID, Token string }
+	w.Do("POST", "/channels/"+w.g.Channel("general")+"/webhooks", map[string]any{"name": "alerts"}).JSON(t, &hook)
+	w.SetLimits(sim.LimitChange{Global: 3})
+	w.Clock.Advance(time.Second)
+	execute := func() *simtest.Response {
+		return w.DoAs("POST", "/webhooks/"+hook.ID+"/"+hook.Token, "", map[string]any{"content": "n"})
+	}
+	for range 3 {
+		wantStatus(t, execute(), 204)
+	}
+	r := execute()
+	wantStatus(t, r, 429)
+	if r.Header.Get("X-RateLimit-Scope") != "global" || r.Header.Get("X-RateLimit-Global") != "true" {
+		t.Fatalf("the IP's fourth webhook request in a second: headers %v", r.Header)
+	}
+	wantStatus(t, w.Do("GET", "/users/@me", nil), 200) // the bot's own limit
+	wantStatus(t, w.Do("POST", "/interactions/"+in.ID+"/"+in.Token+"/callback", map[string]any{"type": 5}), 204)
+	wantStatus(t, w.DoAs("POST", "/webhooks/"+w.g.ApplicationID+"/"+in.Token, "", map[string]any{"content": "done"}), 200)
+	w.Clock.Advance(time.Second)
+	wantStatus(t, execute(), 204)
 }
 
 func TestSharedScopeWebhookChannelLimit(t *testing.T) {

@@ -228,7 +228,12 @@ func (s *Server) process(rq *request, token string) response {
 	if status := s.fault5xx(rt); status != 0 {
 		return response{status: status, header: h, body: map[string]any{"code": 0, "message": fmt.Sprintf("%d: %s", status, http.StatusText(status))}}
 	}
-	if !rt.exempt {
+	// The global limit is the bot's, or for a request without an
+	// Authorization header (a webhook's token) the caller IP's (one here:
+	// token ""); interaction endpoints — the callback, and the
+	// application's own webhook that follow-ups use — are bound by
+	// neither ("Rate Limits" › Global Rate Limit).
+	if !rt.exempt && rq.params["webhook_id"] != s.st.appID {
 		if _, reset, ok := s.bucket(s.globals, token).take(now, s.global, s.scaled(time.Second)); !ok {
 			return s.limited(rq, h, ScopeGlobal, reset.Sub(now))
 		}

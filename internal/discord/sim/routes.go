@@ -15,7 +15,7 @@ type route struct {
 	group    string // routes with the same group share one bucket hash
 	major    string // top-level resource param the bucket is keyed on
 	limit    Limit
-	exempt   bool // not counted against the global limit
+	exempt   bool // an interaction endpoint: not counted against any global limit
 	noAuth   bool // authenticated by the token in the path
 	handle   handlerFunc
 	// shared, when set, is a per-resource limit shared with every other
@@ -102,18 +102,18 @@ func routeTable() []*route {
 		{method: "PATCH", template: "/webhooks/{webhook_id}", group: "webhook-modify", major: majorWebhook, limit: per(5, 5*sec), handle: modifyWebhook},
 		{method: "DELETE", template: "/webhooks/{webhook_id}", group: "webhook-delete", major: majorWebhook, limit: per(5, 5*sec), handle: deleteWebhook},
 		{method: "GET", template: "/webhooks/{webhook_id}/{webhook_token}", group: "webhook-get-token", major: majorWebhook, limit: per(5, 5*sec), noAuth: true, handle: getWebhookWithToken},
-		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: executeWebhook,
+		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: executeWebhook,
 			shared: per(30, time.Minute), sharedKey: webhookChannel},
-		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}/slack", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: executeSlackWebhook,
+		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}/slack", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: executeSlackWebhook,
 			shared: per(30, time.Minute), sharedKey: webhookChannel},
-		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}/github", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: executeGitHubWebhook,
+		{method: "POST", template: "/webhooks/{webhook_id}/{webhook_token}/github", group: "webhook-execute", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: executeGitHubWebhook,
 			shared: per(30, time.Minute), sharedKey: webhookChannel},
-		{method: "GET", template: "/webhooks/{webhook_id}/{webhook_token}/messages/@original", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: getWebhookMessage},
-		{method: "PATCH", template: "/webhooks/{webhook_id}/{webhook_token}/messages/@original", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: editWebhookMessage},
-		{method: "DELETE", template: "/webhooks/{webhook_id}/{webhook_token}/messages/@original", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: deleteWebhookMessage},
-		{method: "GET", template: "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: getWebhookMessage},
-		{method: "PATCH", template: "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: editWebhookMessage},
-		{method: "DELETE", template: "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), exempt: true, noAuth: true, handle: deleteWebhookMessage},
+		{method: "GET", template: "/webhooks/{webhook_id}/{webhook_token}/messages/@original", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: getWebhookMessage},
+		{method: "PATCH", template: "/webhooks/{webhook_id}/{webhook_token}/messages/@original", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: editWebhookMessage},
+		{method: "DELETE", template: "/webhooks/{webhook_id}/{webhook_token}/messages/@original", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: deleteWebhookMessage},
+		{method: "GET", template: "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: getWebhookMessage},
+		{method: "PATCH", template: "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: editWebhookMessage},
+		{method: "DELETE", template: "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}", group: "webhook-message", major: majorWebhook, limit: per(5, 2*sec), noAuth: true, handle: deleteWebhookMessage},
 		{method: "POST", template: "/interactions/{interaction_id}/{interaction_token}/callback", group: "interaction-callback", major: majorInteraction, limit: per(5, 5*sec), exempt: true, noAuth: true, handle: interactionCallback},
 
 		{method: "GET", template: "/applications/{application_id}/commands", group: "commands-get", limit: per(5, 5*sec), handle: listGlobalCommands},

@@ -146,15 +146,19 @@ func TestEdgeBlockStopsEverything(t *testing.T) {
 }
 
 // The preemptive global limit spaces non-exempt requests to GlobalLimit per
-// period across buckets; interaction endpoints bypass it.
+// period across buckets, a webhook's token among them (Discord counts
+// it on the caller IP's global limit); interaction endpoints bypass it.
 func TestGlobalLimitAndExemption(t *testing.T) {
 	t.Parallel()
 	d := newDiscord(t, func(r *http.Request, n int) reply { return ok() })
 	e := d.engine(Config{GlobalLimit: 3, GlobalPeriod: time.Second})
 	ctx := t.Context()
 	var calls []<-chan call
-	for i := range 4 {
+	for i := range 2 {
 		calls = append(calls, d.send(ctx, e, "GET", "/channels/"+itoa(1000+i)))
+	}
+	for i := range 2 {
+		calls = append(calls, d.send(ctx, e, "POST", "/webhooks/"+itoa(44+i)+"/secret"))
 	}
 	d.waitRequests(3)
 	for i := range 5 {

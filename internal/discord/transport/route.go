@@ -11,9 +11,8 @@ type Route struct {
 	Method   string
 	Template string // "/channels/{channel_id}/messages/{message_id}"
 	Major    string // "123" for the channel above; "" when the route has none
-	// Exempt routes (interaction callbacks, follow-ups, @original, and
-	// webhook calls made with the webhook's token, GET Webhook with Token
-	// aside) do not count against the bot's global limit.
+	// Exempt routes — interaction endpoints: callbacks, follow-ups and
+	// @original — do not count against the global limit.
 	Exempt bool
 	// Webhook is the webhook id of an ordinary webhook route, so a 404 can
 	// mark that webhook dead.
@@ -64,15 +63,14 @@ func ParseRoute(method, path, appID string) Route {
 			tpl[i] = "{interaction_token}"
 			r.Major = s
 		case i == 2 && segs[0] == "webhooks":
-			// Calls authenticated by a webhook's token carry no bot token,
-			// so the bot's global limit does not count them. Discord counts
-			// GET Webhook with Token on the global limit of the caller's IP
-			// (requests without an Authorization header): herald counts it
-			// within the bot's, so both limits (50/s each) hold together
-			// and a global 429 on it slows it like any other.
+			// Calls authenticated by a webhook's token carry no bot token:
+			// Discord counts them on the global limit of the caller's IP
+			// ("If no authorization header is provided, then the limit is
+			// applied to the IP address"). herald counts them within the
+			// bot's, so both limits (50/s each) hold together and a global
+			// 429 on one slows it like any other.
 			tpl[i] = "{webhook_token}"
 			r.Major += "/" + s
-			r.Exempt = !(method == "GET" && len(segs) == 3)
 		case i == 1 && prev == "interactions":
 			tpl[i] = "{interaction_id}"
 		case i == 2 && segs[0] == "interactions":

@@ -21,7 +21,7 @@ func TestParseRoute(t *testing.T) {
 		{"POST", "/interactions/333/tok-en/callback", Route{Method: "POST", Template: "/interactions/{interaction_id}/{interaction_token}/callback", Major: "tok-en", Exempt: true}},
 		{"POST", "/webhooks/" + app + "/itok", Route{Method: "POST", Template: "/webhooks/{application_id}/{interaction_token}", Major: "itok", Exempt: true}},
 		{"PATCH", "/webhooks/" + app + "/itok/messages/@original", Route{Method: "PATCH", Template: "/webhooks/{application_id}/{interaction_token}/messages/@original", Major: "itok", Exempt: true}},
-		{"POST", "/webhooks/44/secret", Route{Method: "POST", Template: "/webhooks/{webhook_id}/{webhook_token}", Major: "44/secret", Webhook: "44", Exempt: true}},
+		{"POST", "/webhooks/44/secret", Route{Method: "POST", Template: "/webhooks/{webhook_id}/{webhook_token}", Major: "44/secret", Webhook: "44"}},
 		// Counted on the caller's IP's global limit, so on the bot's here.
 		{"GET", "/webhooks/44/secret", Route{Method: "GET", Template: "/webhooks/{webhook_id}/{webhook_token}", Major: "44/secret", Webhook: "44"}},
 		{"GET", "/webhooks/44", Route{Method: "GET", Template: "/webhooks/{webhook_id}", Major: "44", Webhook: "44"}},
