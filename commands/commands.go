@@ -129,6 +129,9 @@ func Merge(decls ...[]*discordgo.ApplicationCommand) ([]*discordgo.ApplicationCo
 		errs = append(errs, siblingsUnique("/"+c.Name, c.Options))
 	}
 	errs = append(errs, unique("", top))
+	if len(out) > maxCommands {
+		errs = append(errs, fmt.Errorf("commands: %d slash commands, Discord allows %d", len(out), maxCommands))
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -225,6 +228,7 @@ func indexOf(opts []*discordgo.ApplicationCommandOption, name string) int {
 const (
 	maxOptions     = 25
 	maxDescription = 100
+	maxCommands    = 100 // slash commands in a scope: "100 global CHAT_INPUT commands"
 )
 
 // validName is Discord's rule for chat command and option names.

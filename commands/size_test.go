@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,8 +34,8 @@ func TestSize(t *testing.T) {
 	}
 }
 
-// Merge refuses a command past Discord's size, and an option with both
-// autocomplete and choices.
+// Merge refuses a command past Discord's size, an option with both
+// autocomplete and choices, and more slash commands than Discord keeps.
 func TestMergeRefusesWhatDiscordWould(t *testing.T) {
 	t.Parallel()
 	var opts []*discordgo.ApplicationCommandOption
@@ -59,5 +60,15 @@ func TestMergeRefusesWhatDiscordWould(t *testing.T) {
 		Choices: []*discordgo.ApplicationCommandOptionChoice{{Name: "red", Value: "red"}}}}}}
 	if _, err := Merge(both); err == nil || !strings.Contains(err.Error(), "autocomplete with choices") {
 		t.Errorf("autocomplete and choices: err = %v", err)
+	}
+	var many []*discordgo.ApplicationCommand
+	for i := range 101 {
+		many = append(many, &discordgo.ApplicationCommand{Name: "c" + strconv.Itoa(i), Description: "one of many"})
+	}
+	if _, err := Merge(many[:100]); err != nil {
+		t.Errorf("100 slash commands: %v", err)
+	}
+	if _, err := Merge(many); err == nil || !strings.Contains(err.Error(), "101 slash commands, Discord allows 100") {
+		t.Errorf("101 slash commands: err = %v", err)
 	}
 }

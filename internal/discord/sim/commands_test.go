@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/herald-bot/herald/internal/discord/sim"
 )
@@ -175,4 +176,49 @@ func TestCommandShapeLimits(t *testing.T) {
 	}
 	// 10 + 2 * (10 + 25 * 132) = 6,630 characters; required first.
 	wantStatus(t, w.Do("PUT", path, []any{big(2), slash("ticket", required("user"), strOption("note", ""))}), 200)
+}
+
+// How many commands a scope holds, by type, and how many a day may be
+// created in it: a bulk overwrite of more than 130 is a form error on the
+// list; 101 slash commands, or 16 user commands, are 30032; and past 200
+// commands created in a day, 30034. Commands that already exist cost no
+// create, so overwriting the same list again and again is free.
+func TestCommandCountsAndDailyCreates(t *testing.T) {
+	w := newWorld(t)
+	path := "/applications/" + w.g.ApplicationID + "/guilds/" + w.g.ID + "/commands"
+	w.SetLimits(sim.LimitChange{Route: "PUT /applications/{application_id}/guilds/{guild_id}/commands", Limit: 100, WindowMS: 1000})
+	list := func(prefix string, slashes, users int) []any {
+		var out []any
+		for i := range slashes {
+			out = append(out, slash(fmt.Sprintf("%s%d", prefix, i)))
+		}
+		for i := range users {
+			out = append(out, map[string]any{"type": 2, "name": fmt.Sprintf("%s user %d", prefix, i)})
+		}
+		return out
+	}
+	// Discord's spec has the list at most 130 long (maxItems).
+	e := wantError(t, w.DoInvalid("PUT", path, list("a", 100, 31)), 400, 50035)
+	if raw, _ := json.Marshal(e.Errors); string(raw) != `{"_errors":[{"code":"BASE_TYPE_MAX_LENGTH","message":"Must be 130 or fewer in length."}]}` {
+		t.Errorf("131 commands: errors %s, want BASE_TYPE_MAX_LENGTH on the list", raw)
+	}
+	if e := wantError(t, w.Do("PUT", path, list("a", 101, 0)), 400, 30032); e.Message != "Maximum number of application commands reached (100)" {
+		t.Errorf("101 slash commands: %q", e.Message)
+	}
+	if e := wantError(t, w.Do("PUT", path, list("a", 0, 16)), 400, 30032); e.Message != "Maximum number of application commands reached (15)" {
+		t.Errorf("16 user commands: %q", e.Message)
+	}
+	wantStatus(t, w.Do("PUT", path, list("a", 100, 15)), 200) // 115 created
+	for range 3 {
+		wantStatus(t, w.Do("PUT", path, list("a", 100, 15)), 200) // none created
+	}
+	wantStatus(t, w.Do("PUT", path, list("b", 85, 0)), 200) // 200 created today
+	if e := wantError(t, w.Do("PUT", path, list("c", 1, 0)), 400, 30034); e.Message != "Max number of daily application command creates has been reached (200)" {
+		t.Errorf("the 201st create: %q", e.Message)
+	}
+	// The global scope counts apart; a day later the guild's creates are
+	// allowed again.
+	wantStatus(t, w.Do("PUT", "/applications/"+w.g.ApplicationID+"/commands", list("c", 1, 0)), 200)
+	w.Clock.Advance(24 * time.Hour)
+	wantStatus(t, w.Do("PUT", path, list("c", 1, 0)), 200)
 }

@@ -12,8 +12,6 @@ import (
 // commandName is Discord's rule for chat input command names.
 var commandName = regexp.MustCompile(`^[-_\p{Ll}\p{N}\p{Devanagari}\p{Thai}]{1,32}$`)
 
-const maxCommands = 100
-
 func (s *Server) ownApplication(rq *request) *apiError {
 	if rq.params["application_id"] != s.st.appID {
 		return errMissingAccess
@@ -155,9 +153,10 @@ func (s *Server) overwriteCommands(rq *request, old []*command, guildID string) 
 		return nil, err
 	}
 	var f formErrors
-	f.maxLen("", len(bodies), maxCommands)
+	f.maxLen("", len(bodies), maxCommandsInOverwrite)
 	seen := map[string]bool{}
 	var out []*command
+	created := 0
 	for i, b := range bodies {
 		path := strconv.Itoa(i)
 		name, _ := b["name"].(string)
@@ -197,10 +196,17 @@ func (s *Server) overwriteCommands(rq *request, old []*command, guildID string) 
 		if cmd.id == "" {
 			cmd.id = s.st.ids.next(rq.now)
 			cmd.version = s.st.ids.next(rq.now)
+			created++
 		}
 		out = append(out, cmd)
 	}
 	if err := f.err(); err != nil {
+		return nil, err
+	}
+	if err := tooManyCommands(out); err != nil {
+		return nil, err
+	}
+	if err := s.st.createCommands(guildID, created, rq.now); err != nil {
 		return nil, err
 	}
 	return out, nil

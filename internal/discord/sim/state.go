@@ -238,6 +238,9 @@ type state struct {
 	// scan under the world's lock made every follow-up O(interactions).
 	byToken    map[string]*interaction
 	globalCmds []*command
+	// cmdCreates are when commands were created, by scope (a guild's id,
+	// "" for global), for the daily create limit (commands_limits.go).
+	cmdCreates map[string][]time.Time
 	nonces     map[nonceKey]nonceEntry
 	dms        map[string]string // user id → DM channel id
 	archives   archiveSchedule
@@ -252,6 +255,7 @@ func newState(now time.Time, botName string) *state {
 		webhooks:     map[string]*webhook{},
 		interactions: map[string]*interaction{},
 		byToken:      map[string]*interaction{},
+		cmdCreates:   map[string][]time.Time{},
 		nonces:       map[nonceKey]nonceEntry{},
 		dms:          map[string]string{},
 	}
