@@ -32,6 +32,9 @@ func TestProtocolErrorsClose(t *testing.T) {
 		{name: "payload over 4096 bytes", action: func(c *client) {
 			c.sendRaw(websocket.TextMessage, []byte(`{"op":1,"d":null,"pad":"`+strings.Repeat("x", 4096)+`"}`))
 		}, code: CloseDecodeError},
+		{name: "payload of a megabyte", action: func(c *client) {
+			c.sendRaw(websocket.TextMessage, []byte(`{"op":1,"d":null,"pad":"`+strings.Repeat("x", 1<<20)+`"}`))
+		}, code: CloseDecodeError},
 		{name: "heartbeat with non-integer seq", action: func(c *client) { c.op(opHeartbeat, "seven") }, code: CloseDecodeError},
 		{name: "identify without token", action: identifyWith(func(d map[string]any) { delete(d, "token") }), code: CloseDecodeError},
 		{name: "identify with numeric token", action: identifyWith(func(d map[string]any) { d["token"] = 5 }), code: CloseDecodeError},

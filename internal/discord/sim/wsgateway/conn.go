@@ -2,6 +2,7 @@ package wsgateway
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -146,9 +147,8 @@ func endpoints(r *http.Request) (url, resume string) {
 // readLoop handles the client's payloads until the connection ends, and
 // returns the close code the client sent (1006 when it sent none).
 func (c *conn) readLoop() int {
-	c.ws.SetReadLimit(64 * maxPayload)
 	for {
-		kind, msg, err := c.ws.ReadMessage()
+		kind, msg, err := c.readPayload()
 		if err != nil {
 			var ce *websocket.CloseError
 			if errors.As(err, &ce) {
@@ -169,6 +169,22 @@ func (c *conn) readLoop() int {
 		}
 		c.handle(msg)
 	}
+}
+
+// readPayload reads the next message, keeping at most one byte over
+// Discord's limit and draining the rest: a payload of any size past 4096
+// bytes is a 4002 ("If an event payload does exceed 4096 bytes, the
+// connection will be closed with a 4002"), not a websocket-level error.
+func (c *conn) readPayload() (int, []byte, error) {
+	kind, r, err := c.ws.NextReader()
+	if err != nil {
+		return 0, nil, err
+	}
+	msg, err := io.ReadAll(io.LimitReader(r, maxPayload+1))
+	if err == nil {
+		_, err = io.Copy(io.Discard, r)
+	}
+	return kind, msg, err
 }
 
 // fail closes the connection for a protocol error.
