@@ -22,7 +22,8 @@ func TestZombiedConnectionResumes(t *testing.T) {
 	// discordgo heartbeats on the wall clock, at the interval HELLO gives;
 	// the simulator's clock is fake, so it never times the client out, and
 	// its send limit (120 a minute, on that clock) lasts 30 s of these.
-	s := simtest.New(t, simtest.WithFakeClock(), simtest.WithOptions(sim.Options{HeartbeatInterval: 250 * time.Millisecond}))
+	const interval = 250 * time.Millisecond
+	s := simtest.New(t, simtest.WithFakeClock(), simtest.WithOptions(sim.Options{HeartbeatInterval: interval}))
 	s.CreateGuild(sim.DefaultFixture())
 	var logs logbuf.Buffer
 	o, _ := options(t, s, &logs)
@@ -30,9 +31,11 @@ func TestZombiedConnectionResumes(t *testing.T) {
 	wait.Until(t, "ready", func() bool { return gw.Ready() == nil && gw.Guilds() == 1 })
 
 	s.SetFault(sim.Fault{Gateway: "zombie"})
+	silent := time.Now()
 	s.CreateGuild(sim.Fixture{Name: "second"})
 	// At least once: on a starved machine an ACK may also come late.
 	wait.Until(t, "resumed", func() bool { return s.Gateway().Resumes >= 1 && gw.Ready() == nil })
+	t.Logf("resumed %s after the connection went silent (heartbeat interval %s)", time.Since(silent).Round(time.Millisecond), interval)
 	wait.Until(t, "the guild sent while silent", func() bool { return gw.Guilds() == 2 })
 	if st := s.Gateway(); st.Identifies != 1 {
 		t.Errorf("gateway stats %+v, want one IDENTIFY: the session should have been resumed", st)
