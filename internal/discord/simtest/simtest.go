@@ -5,12 +5,11 @@ package simtest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,15 +57,12 @@ func WithFakeClock() Option { return func(c *config) { c.fake = true } }
 // when WithFakeClock is also given.
 func WithOptions(o sim.Options) Option { return func(c *config) { c.opts = o } }
 
-// New starts a simulator on a loopback port, closed when the test ends.
-// When HERALD_DISCORD_SPEC names Discord's OpenAPI spec, every /api/
-// request and response is validated against it and a mismatch fails t.
-//
-// It serves with a plain http.Server, not httptest's: httptest.Server.Close
-// closes http.DefaultTransport's idle connections, and a request of a
-// parallel test that had just taken one of them then fails with
-// "CloseIdleConnections called". The harness's own clients share one
-// transport per Sim for the same reason.
+// New starts a simulator on a loopback port (server.go), closed when the
+// test ends. When HERALD_DISCORD_SPEC names Discord's OpenAPI spec, every
+// /api/ request and response is validated against it and a mismatch
+// fails t. The harness's own clients share one transport per Sim, never
+// http.DefaultTransport, whose idle connections other tests' httptest
+// servers close.
 func New(t testing.TB, opts ...Option) *Sim {
 	t.Helper()
 	var cfg config
@@ -79,24 +75,21 @@ func New(t testing.TB, opts ...Option) *Sim {
 		cfg.opts.Clock = s.Clock
 	}
 	s.Server = sim.New(cfg.opts)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var ended atomic.Bool // a handler cut off at cleanup must not report to t
+	srv, url, err := serve(conformance(t, s.Server, &ended))
 	if err != nil {
 		t.Fatalf("simtest: listen: %v", err)
 	}
-	srv := &http.Server{Handler: conformance(t, s.Server), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
 	t.Cleanup(func() {
 		s.Server.Close()
-		// Shutdown waits for requests still being answered, whose
-		// conformance checks may report to t, as httptest's Close did.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			srv.Close()
-		}
 		s.http.CloseIdleConnections()
+		// The handlers still answering are waited for, as httptest's
+		// Close did: their conformance checks report to t.
+		if !srv.close(10 * time.Second) {
+			ended.Store(true)
+		}
 	})
-	s.URL = "http://" + ln.Addr().String()
+	s.URL = url
 	s.Client = &http.Client{Transport: s.Transport()}
 	return s
 }
