@@ -41,7 +41,7 @@ func printRoleMenu(w io.Writer, r bench.RoleMenuResult) {
 	fmt.Fprintf(w, "    herald                %10.0f %10.0f\n", r.AppliedP50MS, r.AppliedP99MS)
 	fmt.Fprintf(w, "    minimum               %10.0f %10.0f\n", r.MinimumP50MS, r.MinimumP99MS)
 	fmt.Fprintf(w, "    herald ÷ minimum      %9.3f× %9.3f×\n", r.RatioP50, r.RatioP99)
-	fmt.Fprintf(w, "  API calls per click: %.2f (least 3: answer, role change, reply)\n", r.CallsPerClick)
+	fmt.Fprintf(w, "  API calls per click: %.2f (least 3: answer, role change, reply); role changes repeated or refused: %d\n", r.CallsPerClick, r.ExtraRoleCalls)
 	printRoutes(w, r.ClickCallsByRoute)
 	fmt.Fprintf(w, "  %d quick config changes in %.0f ms (%d run again): %.2f API calls each (least %.2f, a bot editing on every change %.0f), %d message edits\n",
 		r.ConfigChanges, r.ConfigSpanMS, r.ConfigRetries, r.CallsPerConfigChange, r.MinimumPerConfigChange, r.NaivePerConfigChange, r.MessageEdits)

@@ -54,6 +54,10 @@ type RoleMenuResult struct {
 	RepliesNoticed int `json:"replies_noticed"`
 	RepliesLost    int `json:"replies_lost"`
 	RateLimited    int `json:"rate_limited"`
+	// ExtraRoleCalls counts role-change calls past one per member and
+	// role changed: repeats and refusals (none when each click's change
+	// is sent once, within the bucket).
+	ExtraRoleCalls int `json:"extra_role_calls"`
 	// ConfigChanges quick option edits to a published menu, and what each
 	// cost; a bot editing the message on every change spends 2 (the
 	// answer and the edit), the least is 1 plus one edit for them all.
@@ -332,6 +336,7 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 	res.AppliedP50MS, res.AppliedP99MS, res.MinimumP50MS, res.MinimumP99MS, res.RatioP50, res.RatioP99 = v.p50, v.p99, v.least50, v.least99, v.ratio50, v.ratio99
 	res.ClickCallsByRoute = map[string]int{}
 	calls := 0
+	made := map[string]bool{}
 	for _, r := range w.sim.Requests() {
 		if r.Time.Before(since) {
 			continue
@@ -340,6 +345,13 @@ func (res *RoleMenuResult) click(w *world, g sim.FixtureResult, m publishedMenu)
 		res.ClickCallsByRoute[r.Method+" "+r.Route]++
 		if r.Status == http.StatusTooManyRequests {
 			res.RateLimited++
+		}
+		if r.Method == http.MethodPut && r.Route == memberRoleRoute {
+			res.ExtraRoleCalls++
+			if r.Status == http.StatusNoContent && !made[r.Path] {
+				made[r.Path] = true
+				res.ExtraRoleCalls--
+			}
 		}
 	}
 	res.CallsPerClick = float64(calls) / float64(len(clicks))

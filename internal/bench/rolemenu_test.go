@@ -29,8 +29,10 @@ func TestRoleMenuRun(t *testing.T) {
 		t.Errorf("clicks %d, acked %d, applied %d; want 40 clicks, at least 30 acked and every acked one applied",
 			res.Clicks, res.Acked, res.Applied)
 	}
-	if n := res.ClickCallsByRoute["PUT "+memberRoleRoute]; n != res.Applied {
-		t.Errorf("%d role changes for %d roles applied, want one each, none repeated", n, res.Applied)
+	// One call per role changed, none repeated or refused (counted at the
+	// end: a click answered too late may be applied after the run settled).
+	if res.ExtraRoleCalls != 0 {
+		t.Errorf("%d role-change calls past one per member and role, want none", res.ExtraRoleCalls)
 	}
 	if res.RatioP50 < 1 || res.RatioP99 < 1 || math.IsInf(res.RatioP99, 0) {
 		t.Errorf("ratios to the minimum p50 %.3f, p99 %.3f: below 1 means the minimum is wrong", res.RatioP50, res.RatioP99)
