@@ -192,11 +192,12 @@ func TestWantedBucketTakesTurns(t *testing.T) {
 		})
 	}
 
-	// Spent: the window is used up, so the turn ends without waiting.
+	// Spent: the window is used up, so the turn ends without waiting for
+	// its reset, 15 s away.
 	asked("spent")
-	left := transport.BucketState{Limit: 5, Remaining: 0, ResetAt: time.Now().Add(2 * time.Second).Truncate(time.Microsecond)}
+	left := transport.BucketState{Limit: 5, Remaining: 0, ResetAt: time.Now().Add(15 * time.Second).Truncate(time.Microsecond)}
 	a.Report("spent", left)
-	c := claimWithin(t, b, "spent", wait.Timeout)
+	c := claimWithin(t, b, "spent", 10*time.Second)
 	if c.Handed == nil || c.Handed.Remaining != 0 || !c.Handed.ResetAt.Equal(left.ResetAt) {
 		t.Fatalf("b took the spent bucket with %+v, want %+v", c.Handed, left)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/herald-bot/herald/internal/testsupport/wait"
 )
 
 // silence is how long a zombie connection is watched for a frame that
@@ -57,6 +59,12 @@ func TestZombieConnection(t *testing.T) {
 			}
 
 			tt.leave(c)
+			// The old connection's end is read before the new one resumes.
+			wait.Until(t, "the zombie connection gone", func() bool {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				return len(g.conns) == 0
+			})
 			c = connect(t, c.base)
 			c.resume(id, 1)
 			if !tt.resume {
