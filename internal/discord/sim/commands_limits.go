@@ -26,7 +26,7 @@ func tooManyCommands(cmds []*command) *apiError {
 	}
 	for _, typ := range []int{1, 2, 3} {
 		if most := maxCommandsOfType[typ]; n[typ] > most {
-			return &apiError{status: http.StatusBadRequest, code: 30032, message: "Maximum number of application commands reached (" + strconv.Itoa(most) + ")"}
+			return &apiError{status: http.StatusBadRequest, code: codeMaxCommands, message: "Maximum number of application commands reached (" + strconv.Itoa(most) + ")"}
 		}
 	}
 	return nil
@@ -39,7 +39,7 @@ func tooManyCommands(cmds []*command) *apiError {
 // discord.js users report it.
 const maxDailyCreates = 200
 
-var errDailyCreates = &apiError{status: http.StatusBadRequest, code: 30034, message: "Max number of daily application command creates has been reached (200)"}
+var errDailyCreates = &apiError{status: http.StatusBadRequest, code: codeMaxDailyCommands, message: "Max number of daily application command creates has been reached (200)"}
 
 // createCommands records n commands created in scope at now, or refuses
 // them all when they would pass the day's limit.

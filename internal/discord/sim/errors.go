@@ -25,6 +25,8 @@ const (
 	codeMaxReactions         = 30010
 	codeMaxChannels          = 30013
 	codeMaxAttachments       = 30015
+	codeMaxCommands          = 30032
+	codeMaxDailyCommands     = 30034
 	codeAlreadyAcknowledged  = 40060
 	codeMissingAccess        = 50001
 	codeDMChannel            = 50003
